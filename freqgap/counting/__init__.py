@@ -1,0 +1,15 @@
+"""Exact term counting (SPEC §2): numbers, vocabulary words, windowed pairs and triples.
+
+Modules, one job each:
+- `rules`    the term rules as configuration (`TermRules`) and the whitespace definition;
+- `tokenize` the vectorised tokenizer that finds term positions in a batch of documents;
+- `windows`  turns term positions into exact unigram, pair and triple counts;
+- `records`  parses JSON Lines / Parquet records into texts, naming bad ones;
+- `sources`  lists inputs and streams lines out of plain, .zst and .gz files;
+- `reference` an independent single-process counter (the tests' oracle, the benchmark's baseline);
+- `job`      the Spark orchestration: groups, resume, merge, atomic commit, manifest.
+"""
+
+from freqgap.counting.rules import TermRules
+
+__all__ = ["TermRules"]

@@ -1,0 +1,395 @@
+"""The counting job: plan, count in resumable groups, merge, commit atomically (SPEC §2).
+
+Layout of an output directory while running and when done:
+
+    OUT/_work/plan.json          inputs + config fingerprint (checked by --resume)
+    OUT/_work/groups/g00003/     partial sums of one group of input files (done = present)
+    OUT/unigrams/ pairs/ triples/  final Parquet, renamed into place at the end
+    OUT/_manifest.json           written last: only its presence makes OUT a result
+
+A group is one Spark job over a few input files. Each file is read by one task (zstd is
+not splittable) and, when the group has fewer files than cores, its lines are spread over
+all cores before tokenising, so one 15 GB shard does not pin the run to one core.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from freqgap.counting import partials
+from freqgap.counting.rules import TermRules
+from freqgap.counting.sources import BadInputError, InputFile, list_inputs
+from freqgap.counting.storage import Storage, qualify
+from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso
+from freqgap.progress import Progress, format_duration
+
+ROWS_PER_OUTPUT_FILE = 5_000_000
+DATASETS = ("unigrams", "pairs", "triples")
+
+
+class CountJobError(RuntimeError):
+    """A failure the user can act on; the message says what and where."""
+
+
+@dataclass
+class CountOptions:
+    """Everything a run depends on besides the term rules."""
+
+    inputs: list[str]
+    output: str
+    rules: TermRules
+    on_bad_record: str = "fail"
+    resume: bool = False
+    files_per_job: int | None = None      # None: the cluster's default parallelism
+    spread: int | None = None             # None: auto; 0: never; N: N partitions
+    progress_interval: float = 10.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _spark_types():
+    from pyspark.sql.types import (BinaryType, BooleanType, IntegerType, LongType, StringType,
+                                   StructField, StructType)
+    lines = StructType([StructField("file", IntegerType()), StructField("line", LongType()),
+                        StructField("payload", BinaryType()), StructField("is_text", BooleanType()),
+                        StructField("error", StringType())])
+    partial = StructType([StructField("kind", StringType()), StructField("t1", StringType()),
+                          StructField("t2", StringType()), StructField("t3", StringType()),
+                          StructField("n", LongType())])
+    files = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
+                        StructField("size", LongType()), StructField("mtime", LongType())])
+    return lines, partial, files
+
+
+def _files_of(batches):
+    for batch in batches:
+        for row in batch.to_pylist():
+            yield InputFile(**row)
+
+
+def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str]):
+    """The mapInArrow functions (closures are pickled to the executors)."""
+    def read(batches):
+        yield from partials.read_lines(_files_of(batches), rules.text_field, on_bad)
+
+    def count(batches):
+        yield from partials.count_lines(batches, rules, on_bad, paths)
+
+    def read_and_count(batches):
+        yield from partials.count_lines(
+            partials.read_lines(_files_of(batches), rules.text_field, on_bad), rules, on_bad, paths)
+
+    return read, count, read_and_count
+
+
+def fingerprint(config: dict[str, Any], files: list[InputFile]) -> str:
+    """A hash of the config and the inputs (path, size, mtime): equal means same result."""
+    payload = json.dumps({"config": config, "inputs": [(f.path, f.size, f.mtime) for f in files]},
+                         sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_BAD_INPUT_RE = re.compile(r"BadInputError: (.+)")
+
+
+def explain_failure(exc: BaseException) -> str | None:
+    """The worker's BadInputError message inside a Spark exception, if there is one."""
+    match = _BAD_INPUT_RE.search(str(exc))
+    return match.group(1).strip() if match else None
+
+
+class _ProgressThread(threading.Thread):
+    """Polls Spark's status tracker and prints files, bytes, MB/s and ETA every interval."""
+
+    def __init__(self, spark, total_files: int, total_bytes: int, interval: float) -> None:
+        super().__init__(daemon=True)
+        self.tracker = spark.sparkContext.statusTracker()
+        self.progress = Progress("count_terms", total_bytes, unit="MB", interval=interval,
+                                 scale=1e6)
+        self.total_files = total_files
+        self.files_done = 0
+        self.bytes_done = 0
+        self.group_bytes = 0
+        self.stop_event = threading.Event()
+        self.interval = interval
+
+    def _running_fraction(self) -> float:
+        done = total = 0
+        for stage_id in self.tracker.getActiveStageIds():
+            info = self.tracker.getStageInfo(stage_id)
+            if info is not None:
+                done += info.numCompletedTasks
+                total += info.numTasks
+        return done / total / 2 if total else 0.0
+
+    def run(self) -> None:
+        while not self.stop_event.wait(self.interval):
+            current = self.bytes_done + self.group_bytes * self._running_fraction()
+            self.progress.update(done=current, force=True,
+                                 extra=f"files {self.files_done}/{self.total_files} done")
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+
+class CountJob:
+    """One run of the counting job over one output directory."""
+
+    def __init__(self, spark, options: CountOptions) -> None:
+        self.spark = spark
+        self.opts = options
+        self.storage = Storage(spark)
+        self.out = qualify(options.output)
+        self.work = f"{self.out}/_work"
+        self.rules = options.rules
+        self.started = now_iso()
+        self.t0 = time.monotonic()
+
+    # ---- planning -------------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        return {**self.rules.to_config(), "on_bad_record": self.opts.on_bad_record}
+
+    def plan(self) -> tuple[list[InputFile], list[list[InputFile]]]:
+        files = list_inputs(self.opts.inputs)
+        per_job = self.opts.files_per_job or max(1, self.spark.sparkContext.defaultParallelism)
+        groups = [files[i:i + per_job] for i in range(0, len(files), per_job)]
+        return files, groups
+
+    def _check_output(self, fp: str) -> dict[str, Any] | None:
+        """Return the existing manifest if OUT already holds this very result."""
+        manifest_path = f"{self.out}/{MANIFEST_NAME}"
+        if self.storage.exists(manifest_path):
+            existing = json.loads(self.storage.read_text(manifest_path))
+            if existing.get("fingerprint") == fp:
+                return existing
+            raise CountJobError(
+                f"{self.opts.output} already holds a different result (other inputs or settings; "
+                f"see its {MANIFEST_NAME}). Choose another --output or remove that directory.")
+        names = [n for n in self.storage.list_names(self.out) if n not in DATASETS and n != "_work"]
+        if names:
+            raise CountJobError(f"{self.opts.output} exists and is not a freqgap counts directory "
+                                f"(it holds {names[:5]}); choose another --output.")
+        return None
+
+    def _prepare_work(self, fp: str, files: list[InputFile]) -> None:
+        plan_path = f"{self.work}/plan.json"
+        if self.storage.exists(plan_path):
+            previous = json.loads(self.storage.read_text(plan_path))
+            if self.opts.resume:
+                if previous.get("fingerprint") != fp:
+                    raise CountJobError(
+                        f"--resume: the inputs or settings changed since the interrupted run in "
+                        f"{self.opts.output}; rerun without --resume to start over.")
+                return
+            print(f"note: discarding an unfinished run in {self.opts.output} "
+                  "(use --resume to continue it instead)", flush=True)
+        self.storage.delete(self.work)
+        for name in DATASETS:
+            self.storage.delete(f"{self.out}/{name}")
+        self.storage.mkdirs(f"{self.work}/groups")
+        self.storage.write_text_atomic(plan_path, json.dumps(
+            {"fingerprint": fp, "config": self.config(),
+             "inputs": [f.__dict__ for f in files]}, indent=1))
+
+    # ---- counting -------------------------------------------------------------------
+    def _spread_for(self, group: list[InputFile]) -> int:
+        parallel = max(1, self.spark.sparkContext.defaultParallelism)
+        if self.opts.spread is not None:
+            return self.opts.spread
+        return 2 * parallel if len(group) < parallel else 0
+
+    def _count_group(self, group: list[InputFile], target: str, paths: dict[int, str]) -> None:
+        from pyspark.sql import functions as F
+
+        lines_t, partial_t, files_t = _spark_types()
+        read, count, read_and_count = _make_readers(self.rules, self.opts.on_bad_record, paths)
+        rows = [(f.index, f.path, f.size, f.mtime) for f in group]
+        files_df = self.spark.createDataFrame(
+            self.spark.sparkContext.parallelize(rows, len(rows)), files_t)
+        spread = self._spread_for(group)
+        if spread:
+            partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
+        else:
+            partial = files_df.mapInArrow(read_and_count, partial_t)
+        summed = partial.groupBy("kind", "t1", "t2", "t3").agg(F.sum("n").alias("n"))
+        tmp = target + ".tmp"
+        self.storage.delete(tmp)
+        summed.write.mode("overwrite").parquet(tmp)
+        self.storage.rename(tmp, target)
+
+    # ---- merging and committing -----------------------------------------------------
+    def _merge(self, group_dirs: list[str]):
+        from pyspark.sql import functions as F
+
+        _, partial_t, _ = _spark_types()
+        merged = (self.spark.read.schema(partial_t).parquet(*group_dirs)
+                  .groupBy("kind", "t1", "t2", "t3").agg(F.sum("n").alias("n")))
+        return merged.persist()
+
+    def _write_datasets(self, merged, sizes: dict[str, int]) -> None:
+        from pyspark.sql import functions as F
+
+        final = f"{self.work}/final"
+        self.storage.delete(final)
+        frames = {
+            "unigrams": merged.where(F.col("kind") == partials.UNIGRAM).select(
+                F.col("t1").alias("term"),
+                F.when(F.col("t1").rlike("^[0-9]+$"), F.lit("number")).otherwise(F.lit("word")).alias("kind"),
+                F.col("n").alias("count")),
+            "pairs": merged.where(F.col("kind") == partials.PAIR).select(
+                "t1", "t2", F.col("n").alias("count")),
+            "triples": merged.where(F.col("kind") == partials.TRIPLE).select(
+                "t1", "t2", "t3", F.col("n").alias("count")),
+        }
+        keys = {"unigrams": ["term"], "pairs": ["t1", "t2"], "triples": ["t1", "t2", "t3"]}
+        for name, frame in frames.items():
+            n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
+            (frame.repartition(n_files, *keys[name]).sortWithinPartitions(*keys[name])
+             .write.mode("overwrite").parquet(f"{final}/{name}"))
+        for name in DATASETS:
+            self.storage.delete(f"{self.out}/{name}")
+            self.storage.rename(f"{final}/{name}", f"{self.out}/{name}")
+
+    def _statistics(self, merged, files: list[InputFile]) -> dict[str, Any]:
+        from pyspark.sql import functions as F
+
+        kinds = {r["kind"]: (r["rows"], r["total"]) for r in
+                 merged.groupBy("kind").agg(F.count("*").alias("rows"), F.sum("n").alias("total")).collect()}
+        per_file: dict[int, dict[str, int]] = {f.index: {} for f in files}
+        for r in merged.where(F.col("kind").isin(partials.DOCS, partials.TOKENS, partials.LINES,
+                                                 partials.BYTES)).collect():
+            if r["t1"]:
+                per_file[int(r["t1"])][r["kind"]] = int(r["n"])
+        tokens = kinds.get(partials.TOKENS, (0, 0))[1] or 0
+        subsets = {r["t1"]: int(r["n"]) for r in
+                   merged.where(F.col("kind") == partials.SUBSET).collect()}
+        skip_rows = (merged.where(F.col("kind") == partials.SKIP)
+                     .groupBy("t1", "t2").agg(F.sum("n").alias("count"),
+                                              F.slice(F.sort_array(F.collect_list(F.col("t3").cast("long"))), 1, 20)
+                                              .alias("lines")).collect())
+        by_index = {f.index: f.path for f in files}
+        skipped: dict[str, dict[str, Any]] = {}
+        for r in skip_rows:
+            skipped.setdefault(by_index[int(r["t1"])], {})[r["t2"]] = {
+                "count": int(r["count"]), "first_lines": [int(x) for x in r["lines"] if x]}
+        return {
+            "sizes": {"unigrams": kinds.get(partials.UNIGRAM, (0, 0))[0],
+                      "pairs": kinds.get(partials.PAIR, (0, 0))[0],
+                      "triples": kinds.get(partials.TRIPLE, (0, 0))[0]},
+            "totals": {
+                "files": len(files),
+                "documents": sum(v.get(partials.DOCS, 0) for v in per_file.values()),
+                "lines": sum(v.get(partials.LINES, 0) for v in per_file.values()),
+                "text_bytes": sum(v.get(partials.BYTES, 0) for v in per_file.values()),
+                "input_bytes": sum(f.size for f in files),
+                "tokens": int(tokens),
+                "term_occurrences": int(kinds.get(partials.UNIGRAM, (0, 0))[1] or 0),
+                "distinct_terms": kinds.get(partials.UNIGRAM, (0, 0))[0],
+                "distinct_pairs": kinds.get(partials.PAIR, (0, 0))[0],
+                "pair_occurrences": int(kinds.get(partials.PAIR, (0, 0))[1] or 0),
+                "distinct_triples": kinds.get(partials.TRIPLE, (0, 0))[0],
+                "triple_occurrences": int(kinds.get(partials.TRIPLE, (0, 0))[1] or 0),
+                "skipped_records": sum(v["count"] for d in skipped.values() for v in d.values()),
+            },
+            "per_file": per_file,
+            "subsets": subsets,
+            "skipped": skipped,
+        }
+
+    # ---- the run --------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        """Count, commit and return the manifest (or the existing one if already done)."""
+        files, groups = self.plan()
+        config = self.config()
+        fp = fingerprint(config, files)
+        existing = self._check_output(fp)
+        if existing is not None:
+            print(f"{self.opts.output} already holds this result (same inputs and settings); "
+                  "nothing to do.", flush=True)
+            return existing
+        self._prepare_work(fp, files)
+        paths = {f.index: f.path for f in files}
+        done = set(self.storage.list_names(f"{self.work}/groups"))
+        total_bytes = sum(f.size for f in files)
+        watcher = _ProgressThread(self.spark, len(files), total_bytes, self.opts.progress_interval)
+        watcher.start()
+        group_dirs = []
+        redone = 0
+        try:
+            for number, group in enumerate(groups):
+                name = f"g{number:05d}"
+                target = f"{self.work}/groups/{name}"
+                group_dirs.append(target)
+                if name in done:
+                    watcher.files_done += len(group)
+                    watcher.bytes_done += sum(f.size for f in group)
+                    continue
+                watcher.group_bytes = sum(f.size for f in group)
+                self._count_group(group, target, paths)
+                redone += 1
+                watcher.files_done += len(group)
+                watcher.bytes_done += watcher.group_bytes
+                watcher.group_bytes = 0
+            merged = self._merge(group_dirs)
+            stats = self._statistics(merged, files)
+            self._write_datasets(merged, stats["sizes"])
+            merged.unpersist()
+        except Exception as exc:
+            message = explain_failure(exc)
+            if message:
+                raise CountJobError(
+                    f"bad input: {message}\n(no result was written; fix the input, or rerun with "
+                    "--on-bad-record skip to skip and report bad records)") from None
+            raise
+        finally:
+            watcher.stop()
+        elapsed = time.monotonic() - self.t0
+        totals = stats["totals"]
+        totals["elapsed_s"] = round(elapsed, 3)
+        totals["mb_per_s"] = round(totals["input_bytes"] / 1e6 / elapsed, 3) if elapsed else None
+        inputs = [{"path": f.path, "size": f.size, "mtime": f.mtime, **{
+            k: stats["per_file"][f.index].get(k, 0) for k in (partials.LINES, partials.DOCS,
+                                                             partials.TOKENS, partials.BYTES)}}
+                  for f in files]
+        manifest = build_manifest("count_terms", config, inputs, totals, self.started,
+                                  fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
+                                  groups={"count": len(groups), "counted_this_run": redone},
+                                  outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS})
+        self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}",
+                                       json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+        self.storage.delete(self.work)
+        return manifest
+
+
+def run_count(inputs: list[str], output: str, rules: TermRules | None = None, spark=None,
+              **options: Any) -> dict[str, Any]:
+    """Library entry point: count `inputs` into `output` and return the manifest."""
+    from freqgap.spark_session import get_spark
+
+    spark = spark or get_spark()
+    opts = CountOptions(inputs=list(inputs), output=output, rules=rules or TermRules.from_conf(),
+                        **options)
+    return CountJob(spark, opts).run()
+
+
+def summary_text(manifest: dict[str, Any]) -> str:
+    """The end-of-run summary printed by the job."""
+    t = manifest["totals"]
+    lines = [
+        f"counted {t['files']} files, {t['input_bytes'] / 1e6:,.1f} MB in "
+        f"{format_duration(t.get('elapsed_s', 0))} ({t.get('mb_per_s') or 0:,.2f} MB/s)",
+        f"  documents {t['documents']:,}   tokens {t['tokens']:,}   term occurrences {t['term_occurrences']:,}",
+        f"  distinct terms {t['distinct_terms']:,}   pairs {t['distinct_pairs']:,}   "
+        f"triples {t['distinct_triples']:,}",
+        f"  skipped records {t['skipped_records']:,}",
+    ]
+    for path, reasons in sorted(manifest.get("skipped", {}).items()):
+        for reason, info in sorted(reasons.items()):
+            lines.append(f"    {path}: {info['count']} x {reason} (lines {info['first_lines'][:5]})")
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""The term rules of SPEC §2 as one immutable configuration object.
+
+Every counter in the project (the Spark job, the reference counter, the tests) takes a
+`TermRules`, so the definitions live in exactly one place: conf/terms.yaml.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from freqgap.config import ConfigError, load_conf
+
+# Python's str.split() with no argument splits on runs of these characters (str.isspace()).
+PY_WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
+ASCII_WHITESPACE = "".join(c for c in PY_WHITESPACE if ord(c) < 128)
+NON_ASCII_WHITESPACE = "".join(c for c in PY_WHITESPACE if ord(c) >= 128)
+# Punctuation removed from both ends of a token by the opt-in strip-punct rule.
+STRIP_PUNCTUATION = string.punctuation
+NUMBER_RULES = ("strict", "strip-punct")
+
+
+@dataclass(frozen=True)
+class TermRules:
+    """What counts as a term, and the window and order of co-occurrence counts."""
+
+    window: int = 5
+    max_order: int = 3
+    number_rule: str = "strict"
+    max_digits: int = 6
+    vocab: tuple[str, ...] = ("second", "minute", "hour", "day", "week", "month", "year", "decade")
+    text_field: str = "text"
+    subset_field: str = "meta.pile_set_name"
+    _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.window < 2:
+            raise ConfigError(f"window must be at least 2 (got {self.window})")
+        if self.max_order not in (1, 2, 3):
+            raise ConfigError(f"max_order must be 1, 2 or 3 (got {self.max_order})")
+        if self.number_rule not in NUMBER_RULES:
+            raise ConfigError(f"number_rule must be one of {NUMBER_RULES} (got {self.number_rule!r})")
+        if not 1 <= self.max_digits <= 18:
+            raise ConfigError(f"max_digits must be within 1..18 (got {self.max_digits})")
+        words = []
+        for w in self.vocab:
+            if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):
+                raise ConfigError(f"vocabulary word {w!r} must be a non-empty string without whitespace")
+            words.append(w.lower())
+        object.__setattr__(self, "vocab", tuple(sorted(set(words))))
+        object.__setattr__(self, "_lookup", self._build_lookup())
+
+    def _build_lookup(self) -> dict[str, str]:
+        """lower-case surface form -> term; an exact vocabulary word wins over a plural."""
+        lookup: dict[str, str] = {}
+        for w in self.vocab:
+            lookup.setdefault(w + "s", w)
+        for w in self.vocab:
+            lookup[w] = w
+        return lookup
+
+    @property
+    def word_forms(self) -> dict[str, str]:
+        """Lower-case surface forms (word and word+s) mapped to their term."""
+        return self._lookup
+
+    def word_term(self, token: str) -> str | None:
+        """The word term of a token, or None (comparison via Python str.lower())."""
+        return self._lookup.get(token.lower())
+
+    def term_of(self, token: str) -> str | None:
+        """The term a single token stands for under these rules, or None (SPEC §2)."""
+        if self.number_rule == "strip-punct":
+            token = token.strip(STRIP_PUNCTUATION)
+            if not token:
+                return None
+        if 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit():
+            return token
+        return self.word_term(token)
+
+    @staticmethod
+    def kind_of(term: str) -> str:
+        """'number' or 'word'."""
+        return "number" if term.isdigit() else "word"
+
+    def to_config(self) -> dict[str, Any]:
+        """The rules as recorded in a manifest (and compared on resume)."""
+        data = asdict(self)
+        data.pop("_lookup", None)
+        data["vocab"] = list(self.vocab)
+        return data
+
+    @classmethod
+    def from_config(cls, data: dict[str, Any]) -> "TermRules":
+        known = {f for f in cls.__dataclass_fields__ if not f.startswith("_")}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown term-rule settings: {sorted(unknown)}")
+        data = dict(data)
+        if "vocab" in data:
+            data["vocab"] = tuple(data["vocab"])
+        return cls(**data)
+
+    @classmethod
+    def from_conf(cls, overrides: dict[str, Any] | None = None,
+                  extra_words: Iterable[str] = ()) -> "TermRules":
+        """conf/terms.yaml, with command-line overrides and added vocabulary words."""
+        data = load_conf("terms")
+        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        data["vocab"] = list(data.get("vocab") or []) + list(extra_words)
+        return cls.from_config(data)
+
+
+def read_vocab_file(path: str | Path) -> list[str]:
+    """Words from a YAML file (a list, or a mapping with `vocab`) or a text file, one per line."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: vocabulary file not found")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        words = data.get("vocab") if isinstance(data, dict) else data
+        if not isinstance(words, list):
+            raise ConfigError(f"{path}: expected a list of words or a mapping with 'vocab'")
+        return [str(w) for w in words]
+    return [line.strip() for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]

@@ -1,0 +1,244 @@
+"""Input files: listing (files, directories, globs) and streaming their lines.
+
+Lines are streamed with bounded memory whatever the file size: a compressed shard is read
+in 1 MiB blocks and only the current line is held. Truncated and corrupt compressed files
+raise `BadInputError` instead of ending early in silence (python-zstandard's stream reader
+would return a short stream for a truncated file, so frames are checked explicitly).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import gzip
+import os
+import zlib
+from dataclasses import dataclass
+from typing import Iterator
+from urllib.parse import urlparse
+
+import zstandard
+
+BLOCK = 1 << 20
+JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.zst", ".json.zst", ".jsonl.gz", ".json.gz", ".zst", ".gz")
+PARQUET_SUFFIXES = (".parquet",)
+
+
+class BadInputError(Exception):
+    """A bad input file or record; the message names the file and, where known, the line."""
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        self.path, self.reason, self.line = path, reason, line
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file as planned by the driver."""
+
+    index: int
+    path: str
+    size: int
+    mtime: int
+
+    @property
+    def is_parquet(self) -> bool:
+        return self.path.endswith(PARQUET_SUFFIXES)
+
+
+def _is_remote(path: str) -> bool:
+    scheme = urlparse(path).scheme
+    return len(scheme) > 1 and scheme != "file"
+
+
+def _arrow_fs(path: str):
+    """(pyarrow file system, path inside it); s3a:// and s3n:// are read as s3://."""
+    import pyarrow.fs as pafs
+
+    for alias in ("s3a://", "s3n://"):
+        if path.startswith(alias):
+            path = "s3://" + path[len(alias):]
+    return pafs.FileSystem.from_uri(path)
+
+
+def _local_path(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _is_data_file(name: str) -> bool:
+    base = os.path.basename(name)
+    return (not base.startswith((".", "_"))) and base.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)
+
+
+def list_inputs(specs: list[str]) -> list[InputFile]:
+    """Expand files, directories (recursively) and globs into a sorted, de-duplicated list.
+
+    Sorting by path makes the plan independent of the order inputs were given in. An
+    input that matches nothing is an error, never an empty count.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    for spec in specs:
+        matched = _expand_remote(spec) if _is_remote(spec) else _expand_local(spec)
+        if not matched:
+            raise BadInputError(spec, "input matches no file (check the path or glob)")
+        found.update(matched)
+    return [InputFile(i, p, size, mtime) for i, (p, (size, mtime)) in enumerate(sorted(found.items()))]
+
+
+def _expand_local(spec: str) -> dict[str, tuple[int, int]]:
+    spec = _local_path(spec)
+    paths = sorted(glob.glob(spec, recursive=True)) if glob.has_magic(spec) else [spec]
+    out: dict[str, tuple[int, int]] = {}
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _dirs, files in os.walk(p):
+                for name in files:
+                    if _is_data_file(name):
+                        full = os.path.abspath(os.path.join(root, name))
+                        st = os.stat(full)
+                        out[full] = (st.st_size, int(st.st_mtime))
+        elif os.path.isfile(p):
+            st = os.stat(p)
+            out[os.path.abspath(p)] = (st.st_size, int(st.st_mtime))
+    return out
+
+
+def _expand_remote(spec: str) -> dict[str, tuple[int, int]]:
+    import pyarrow.fs as pafs
+
+    fs, inner = _arrow_fs(spec)
+    scheme = spec.split("://", 1)[0]
+    magic = glob.has_magic(inner)
+    base = inner.split("*", 1)[0].rsplit("/", 1)[0] if magic else inner
+    info = fs.get_file_info(base)
+    if info.type == pafs.FileType.NotFound:
+        return {}
+    if info.type == pafs.FileType.File and not magic:
+        infos = [info]
+    else:
+        infos = [i for i in fs.get_file_info(pafs.FileSelector(base, recursive=True))
+                 if i.type == pafs.FileType.File and _is_data_file(i.path)]
+        if magic:
+            infos = [i for i in infos if fnmatch.fnmatch(i.path, inner)]
+    return {f"{scheme}://{i.path}": (i.size, int(i.mtime.timestamp()) if i.mtime else 0) for i in infos}
+
+
+def _open_binary(path: str):
+    if _is_remote(path):
+        fs, inner = _arrow_fs(path)
+        return fs.open_input_stream(inner)
+    return open(_local_path(path), "rb")
+
+
+def _zstd_blocks(raw, path: str) -> Iterator[bytes]:
+    """Decompressed blocks of a (multi-frame) zstd stream; truncation is an error."""
+    dctx = zstandard.ZstdDecompressor()
+    dobj = dctx.decompressobj()
+    pending = False   # inside a frame that has not ended yet
+    while True:
+        block = raw.read(BLOCK)
+        if not block:
+            break
+        while block:
+            try:
+                out = dobj.decompress(block)
+            except zstandard.ZstdError as exc:
+                raise BadInputError(path, f"corrupt zstd data: {exc}") from exc
+            pending = True
+            if out:
+                yield out
+            if dobj.eof:
+                pending = False
+                block = dobj.unused_data
+                dobj = dctx.decompressobj()
+            else:
+                block = b""
+    if pending:
+        raise BadInputError(path, "truncated zstd file: the last frame does not end")
+
+
+def _gzip_blocks(raw, path: str) -> Iterator[bytes]:
+    """Decompressed blocks of a (multi-member) gzip stream; truncation is an error."""
+    dobj = zlib.decompressobj(wbits=47)
+    pending = False
+    while True:
+        block = raw.read(BLOCK)
+        if not block:
+            break
+        while block:
+            try:
+                out = dobj.decompress(block)
+            except zlib.error as exc:
+                raise BadInputError(path, f"corrupt gzip data: {exc}") from exc
+            pending = True
+            if out:
+                yield out
+            if dobj.eof:
+                pending = False
+                block = dobj.unused_data
+                dobj = zlib.decompressobj(wbits=47)
+            else:
+                block = b""
+    if pending:
+        raise BadInputError(path, "truncated gzip file: the last member does not end")
+
+
+def _plain_blocks(raw, path: str) -> Iterator[bytes]:
+    while block := raw.read(BLOCK):
+        yield block
+
+
+def iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line bytes without the newline) of a JSON Lines file."""
+    if path.endswith(".zst"):
+        blocks = _zstd_blocks
+    elif path.endswith(".gz"):
+        blocks = _gzip_blocks
+    else:
+        blocks = _plain_blocks
+    try:
+        raw = _open_binary(path)
+    except OSError as exc:
+        raise BadInputError(path, f"cannot open: {exc}") from exc
+    number = 0
+    with raw:
+        pieces: list[bytes] = []
+        for block in blocks(raw, path):
+            parts = block.split(b"\n")
+            if len(parts) == 1:
+                pieces.append(block)
+                continue
+            pieces.append(parts[0])
+            number += 1
+            yield number, b"".join(pieces)
+            for middle in parts[1:-1]:
+                number += 1
+                yield number, middle
+            pieces = [parts[-1]]
+        tail = b"".join(pieces)
+        if tail:
+            number += 1
+            yield number, tail
+    if number == 0:
+        raise BadInputError(path, "empty file: no records")
+
+
+def iter_parquet_texts(path: str, column: str, batch_rows: int = 2048) -> Iterator[tuple[int, object]]:
+    """(1-based row number, text value) of a Parquet file's text column, streamed by row group."""
+    import pyarrow.parquet as pq
+
+    try:
+        handle = pq.ParquetFile(_open_binary(path) if _is_remote(path) else _local_path(path))
+    except Exception as exc:  # pyarrow raises several types for a non-Parquet file
+        raise BadInputError(path, f"not a readable Parquet file: {exc}") from exc
+    if column not in handle.schema_arrow.names:
+        raise BadInputError(path, f"Parquet file has no column {column!r} "
+                                  f"(columns: {handle.schema_arrow.names})")
+    number = 0
+    for batch in handle.iter_batches(batch_size=batch_rows, columns=[column]):
+        for value in batch.column(0).to_pylist():
+            number += 1
+            yield number, value
+    if number == 0:
+        raise BadInputError(path, "empty file: no records")
