@@ -1,0 +1,28 @@
+"""Property tests: the vectorised counter equals the plain reference on adversarial text."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from freqgap.counting.rules import TermRules
+from tests.counting.test_rules import vectorised
+from freqgap.counting.reference import count_texts
+
+TOKENS = st.sampled_from([
+    "5", "05", "9", "10", "0", "000000", "123456", "1234567", "23,", "(7)", "$5", "1,000", "2.5",
+    "-5", "\u0663", "hour", "Hours", "HOURSS", "day.", "Days", "wee\u212a", "decade", "x", "é",
+    "…", "年", "9\u200b", "'5'", "month,", "…5"])
+SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "\x85",
+                              "\r\n", "\u200b"])
+DOC = st.lists(st.tuples(TOKENS, SEPARATORS), max_size=40).map(lambda xs: "".join(t + s for t, s in xs))
+FREE_TEXT = st.text(alphabet=st.characters(codec="utf-8", categories=["Nd", "Zs", "Cc", "Lu", "Ll", "Po"]),
+                    max_size=60)
+RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_from(["strict", "strip-punct"]),
+                  max_digits=st.integers(1, 6))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), RULES)
+def test_vectorised_equals_reference(texts, rules):
+    ref = count_texts(texts, rules)
+    assert vectorised(texts, rules) == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))

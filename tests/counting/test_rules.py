@@ -1,0 +1,119 @@
+"""SPEC §2 term rules and window semantics, on the reference and the vectorised counter."""
+
+from __future__ import annotations
+
+import pytest
+
+from freqgap.config import ConfigError
+from freqgap.counting.partials import count_texts as partial_counts
+from freqgap.counting.reference import count_texts
+from freqgap.counting.rules import TermRules, read_vocab_file
+from freqgap.counting.tokenize import find_terms
+from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
+
+
+def vectorised(texts, rules):
+    occ = find_terms(texts, rules)
+    ids, c = unigram_counts(occ)
+    uni = {occ.terms[i]: int(n) for i, n in zip(ids, c)}
+    keys, c = pair_counts(occ, rules.window)
+    pairs = {(occ.terms[a], occ.terms[b]): int(n) for (a, b), n in zip(keys, c)}
+    keys, c = triple_counts(occ, rules.window)
+    triples = {tuple(occ.terms[x] for x in k): int(n) for k, n in zip(keys, c)}
+    return uni, pairs, triples
+
+
+def both(texts, rules=None):
+    rules = rules or TermRules()
+    ref = count_texts(texts, rules)
+    vec = vectorised(texts, rules)
+    assert vec == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
+    return vec
+
+
+def test_spec_worked_example():
+    uni, pairs, triples = both(["9 10 9 9"])
+    assert uni == {"9": 3, "10": 1}
+    assert pairs == {("10", "9"): 3, ("9", "9"): 3}
+    assert triples == {("10", "9", "9"): 3, ("9", "9", "9"): 1}
+
+
+def test_spec_window_boundary():
+    assert both(["5 a b c hours"])[1] == {("5", "hour"): 1}
+    assert both(["5 a b c d hours"])[1] == {}
+
+
+def test_documents_never_share_a_window():
+    _, pairs, _ = both(["a b 7", "8 c d"])
+    assert pairs == {}
+
+
+@pytest.mark.parametrize("token,term", [
+    ("5", "5"), ("05", "05"), ("123456", "123456"), ("1234567", None), ("23,", None),
+    ("(23)", None), ("$5", None), ("1,000", None), ("2.5", None), ("-5", None),
+    ("\u0663", None),            # Arabic-Indic digit: not ASCII
+    ("hours", "hour"), ("Hour", "hour"), ("DECADES", "decade"), ("hourss", None),
+    ("weekly", None), ("wee\u212a", "week"),  # Kelvin sign lower-cases to k in Python
+])
+def test_strict_rule(token, term):
+    assert TermRules().term_of(token) == term
+    uni = both([f"x {token} y"])[0]
+    assert uni == ({term: 1} if term else {})
+
+
+@pytest.mark.parametrize("token,term", [
+    ("23,", "23"), ("(23)", "23"), ("$5", "5"), ("1,000", None), ("2.5", None), ("-5", "5"),
+    ("hours.", "hour"), ("...", None), ("'1990s'", None),
+])
+def test_strip_punct_rule(token, term):
+    rules = TermRules(number_rule="strip-punct")
+    assert rules.term_of(token) == term
+    assert both([f"x {token} y"], rules)[0] == ({term: 1} if term else {})
+
+
+def test_long_numbers_still_occupy_a_position():
+    # 1234567 is no term but is a position: 5 and 9 are 5 positions apart.
+    assert both(["5 1234567 a b c 9"])[1] == {}
+    assert both(["5 1234567 a b 9"])[1] == {("5", "9"): 1}
+
+
+def test_unicode_whitespace_splits_like_str_split():
+    text = "7\u00a08\u20289\x1c10\u300011\x8512\u200b13"
+    assert text.split() == ["7", "8", "9", "10", "11", "12\u200b13"]
+    assert both([text])[0] == {"7": 1, "8": 1, "9": 1, "10": 1, "11": 1}
+
+
+def test_window_option_and_orders():
+    rules = TermRules(window=3)
+    assert both(["1 2 3 4"], rules)[1] == {("1", "2"): 1, ("2", "3"): 1, ("3", "4"): 1,
+                                          ("1", "3"): 1, ("2", "4"): 1}
+
+
+def test_partial_rows_respect_max_order():
+    batches, tokens = partial_counts(["9 10 9 9"], TermRules(max_order=1))
+    kinds = {k for b in batches for k in b.column("kind").to_pylist()}
+    assert kinds == {"u"} and tokens == 4
+
+
+def test_exact_word_wins_over_plural_and_config_errors(tmp_path):
+    rules = TermRules(vocab=("hour", "hours"))
+    assert rules.term_of("hours") == "hours"
+    with pytest.raises(ConfigError):
+        TermRules(window=1)
+    with pytest.raises(ConfigError):
+        TermRules(number_rule="loose")
+    with pytest.raises(ConfigError):
+        TermRules(vocab=("two words",))
+    (tmp_path / "v.yaml").write_text("vocab: [not, Every]\n")
+    (tmp_path / "v.txt").write_text("# comment\nnone\nfew\n")
+    assert read_vocab_file(tmp_path / "v.yaml") == ["not", "Every"]
+    assert read_vocab_file(tmp_path / "v.txt") == ["none", "few"]
+    assert TermRules(vocab=("Every",)).term_of("EVERYs") == "every"
+    with pytest.raises(ConfigError, match="not found"):
+        read_vocab_file(tmp_path / "missing.yaml")
+
+
+def test_conf_is_the_default():
+    rules = TermRules.from_conf()
+    assert rules.window == 5 and rules.max_order == 3 and rules.number_rule == "strict"
+    assert "decade" in rules.vocab
