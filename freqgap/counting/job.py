@@ -79,11 +79,11 @@ def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str]):
         yield from partials.read_lines(_files_of(batches), rules.text_field, on_bad)
 
     def count(batches):
-        yield from partials.count_lines(batches, rules, on_bad, paths)
+        yield from partials.count_lines(partials.rows_of(batches), rules, on_bad, paths)
 
     def read_and_count(batches):
         yield from partials.count_lines(
-            partials.read_lines(_files_of(batches), rules.text_field, on_bad), rules, on_bad, paths)
+            partials.line_rows(_files_of(batches), rules.text_field, on_bad), rules, on_bad, paths)
 
     return read, count, read_and_count
 

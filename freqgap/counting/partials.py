@@ -41,15 +41,16 @@ def _lines_batch(rows: list[tuple[int, int, bytes, bool, str | None]]) -> pa.Rec
                                       schema=LINES_SCHEMA)
 
 
-def read_lines(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[pa.RecordBatch]:
-    """Stream every line of every file as Arrow batches of bounded size.
+LineRow = tuple  # (file index, line number, payload bytes, is_text, error or None)
+
+
+def line_rows(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[LineRow]:
+    """Every line of every file, streamed, as plain tuples.
 
     A file-level failure (unreadable, truncated, empty) raises in `fail` mode; in `skip`
     mode it becomes one error row, and the lines read before it are kept.
     """
     for f in files:
-        rows: list = []
-        size = 0
         source = (((n, v, True) for n, v in iter_parquet_texts(f.path, text_field)) if f.is_parquet
                   else ((n, v, False) for n, v in iter_lines(f.path)))
         try:
@@ -60,28 +61,61 @@ def read_lines(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iter
                     except RecordError as exc:
                         if on_bad == "fail":
                             raise BadInputError(f.path, str(exc), number) from None
-                        rows.append((f.index, number, b"", True, exc.reason))
+                        yield (f.index, number, b"", True, exc.reason)
                         continue
-                rows.append((f.index, number, value, is_text, None))
-                size += len(value)
-                if size >= LINE_BATCH_BYTES or len(rows) >= LINE_BATCH_ROWS:
-                    yield _lines_batch(rows)
-                    rows, size = [], 0
+                yield (f.index, number, value, is_text, None)
         except BadInputError as exc:
             if on_bad == "fail":
                 raise
-            rows.append((f.index, FILE_ERROR_LINE, b"", False, exc.reason))
-        if rows:
+            yield (f.index, FILE_ERROR_LINE, b"", False, exc.reason)
+
+
+def read_lines(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[pa.RecordBatch]:
+    """`line_rows` as Arrow batches of bounded size (for spreading lines over all cores)."""
+    rows: list[LineRow] = []
+    size = 0
+    for row in line_rows(files, text_field, on_bad):
+        rows.append(row)
+        size += len(row[2])
+        if size >= LINE_BATCH_BYTES or len(rows) >= LINE_BATCH_ROWS:
             yield _lines_batch(rows)
+            rows, size = [], 0
+    if rows:
+        yield _lines_batch(rows)
+
+
+def rows_of(batches: Iterable[pa.RecordBatch]) -> Iterator[LineRow]:
+    """Arrow line batches back to tuples."""
+    for batch in batches:
+        cols = batch.to_pydict()
+        yield from zip(cols["file"], cols["line"], cols["payload"], cols["is_text"], cols["error"])
 
 
 class _Accumulator:
-    """Collects texts of one chunk and the statistics rows of a task."""
+    """Collects the texts of one chunk, and the statistics of a task as plain counters."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.size = 0
         self.stats: Counter[tuple[str, str, str | None, str | None]] = Counter()
+        self.per_file: dict[int, list[int]] = {}   # file -> [lines, bytes, docs]
+        self.subsets: Counter[str] = Counter()
+
+    def file_stats(self, fidx: int) -> list[int]:
+        stats = self.per_file.get(fidx)
+        if stats is None:
+            stats = self.per_file[fidx] = [0, 0, 0]
+        return stats
+
+    def finish(self) -> Counter:
+        for fidx, (lines, size, docs) in self.per_file.items():
+            key = str(fidx)
+            self.stats[(LINES, key, None, None)] += lines
+            self.stats[(BYTES, key, None, None)] += size
+            self.stats[(DOCS, key, None, None)] += docs
+        for subset, docs in self.subsets.items():
+            self.stats[(SUBSET, subset, None, None)] += docs
+        return self.stats
 
 
 def _stat_rows(stats: Counter) -> pa.RecordBatch:
@@ -120,10 +154,11 @@ def count_texts(texts: list[str], rules: TermRules) -> tuple[list[pa.RecordBatch
     return out, int(occ.tokens_per_doc.sum())
 
 
-def count_lines(batches: Iterable[pa.RecordBatch], rules: TermRules, on_bad: str,
+def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
-    """Parse, tokenise and count line batches into partial counts (summed later by key)."""
+    """Parse, tokenise and count lines into partial counts (summed later by key)."""
     acc = _Accumulator()
+    text_field, subset_field = rules.text_field, rules.subset_field
 
     def flush() -> Iterator[pa.RecordBatch]:
         if acc.texts:
@@ -132,38 +167,38 @@ def count_lines(batches: Iterable[pa.RecordBatch], rules: TermRules, on_bad: str
             acc.texts, acc.size = [], 0
             yield from parts
 
-    for batch in batches:
-        cols = batch.to_pydict()
-        for fidx, number, payload, is_text, error in zip(cols["file"], cols["line"], cols["payload"],
-                                                         cols["is_text"], cols["error"]):
-            key = str(fidx)
-            if error is not None:
-                acc.stats[(SKIP, key, error, str(number))] += 1
-                if number != FILE_ERROR_LINE:
-                    acc.stats[(LINES, key, None, None)] += 1
+    current, stats = None, None
+    for fidx, number, payload, is_text, error in rows:
+        if fidx != current:
+            current, stats = fidx, acc.file_stats(fidx)
+        if error is not None:
+            acc.stats[(SKIP, str(fidx), error, str(number))] += 1
+            if number != FILE_ERROR_LINE:
+                stats[0] += 1
+            continue
+        stats[0] += 1
+        stats[1] += len(payload)
+        if is_text:
+            text, subset = payload.decode("utf-8"), None
+        elif not payload.strip():
+            acc.stats[(SKIP, str(fidx), "blank line", str(number))] += 1
+            continue
+        else:
+            try:
+                text, subset = parse_record(payload, text_field, subset_field)
+            except RecordError as exc:
+                if on_bad == "fail":
+                    raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
+                acc.stats[(SKIP, str(fidx), exc.reason, str(number))] += 1
                 continue
-            acc.stats[(LINES, key, None, None)] += 1
-            acc.stats[(BYTES, key, None, None)] += len(payload)
-            if is_text:
-                text, subset = payload.decode("utf-8"), None
-            elif not payload.strip():
-                acc.stats[(SKIP, key, "blank line", str(number))] += 1
-                continue
-            else:
-                try:
-                    text, subset = parse_record(payload, rules.text_field, rules.subset_field)
-                except RecordError as exc:
-                    if on_bad == "fail":
-                        raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
-                    acc.stats[(SKIP, key, exc.reason, str(number))] += 1
-                    continue
-            acc.stats[(DOCS, key, None, None)] += 1
-            if subset is not None:
-                acc.stats[(SUBSET, subset, None, None)] += 1
-            acc.texts.append(text)
-            acc.size += len(payload)
-            if acc.size >= COUNT_CHUNK_BYTES:
-                yield from flush()
+        stats[2] += 1
+        if subset is not None:
+            acc.subsets[subset] += 1
+        acc.texts.append(text)
+        acc.size += len(payload)
+        if acc.size >= COUNT_CHUNK_BYTES:
+            yield from flush()
     yield from flush()
-    if acc.stats:
-        yield _stat_rows(acc.stats)
+    stats_rows = acc.finish()
+    if stats_rows:
+        yield _stat_rows(stats_rows)

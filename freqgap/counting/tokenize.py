@@ -32,8 +32,6 @@ _DIGIT = _byte_table("0123456789")
 _PUNCT = _byte_table(STRIP_PUNCTUATION)
 _LOWER = np.arange(256, dtype=np.uint8)
 _LOWER[ord("A"):ord("Z") + 1] += 32
-# RE2 class of the non-ASCII characters Python treats as whitespace; they become ' ' first.
-_NON_ASCII_WS_RE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in NON_ASCII_WHITESPACE) + "]"
 
 
 @dataclass
@@ -53,10 +51,11 @@ class TermOccurrences:
 
 
 def _texts_to_buffer(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """UTF-8 bytes of all texts in one array, plus document byte offsets (len + 1)."""
-    arr = pa.array(texts, type=pa.large_string())
-    if NON_ASCII_WHITESPACE and len(arr):
-        arr = pc.replace_substring_regex(arr, pattern=_NON_ASCII_WS_RE, replacement=" ")
+    """UTF-8 bytes of all texts in one array, plus document byte offsets (len + 1).
+
+    Each text gets one trailing space, so no token runs across a document boundary.
+    """
+    arr = pa.array([t + " " for t in texts], type=pa.large_string())
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
     data_buf = arr.buffers()[2]
     data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
@@ -65,25 +64,36 @@ def _texts_to_buffer(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return data[start:end], offsets - start
 
 
-def _token_bounds(data: np.ndarray, offsets: np.ndarray):
-    """Start and end byte of every token, its document, and its position in the document."""
-    n = data.shape[0]
+# UTF-8 encodings of the non-ASCII whitespace characters, by length (2 or 3 bytes).
+_WS_SEQS = {n: np.array(sorted(int.from_bytes(c.encode(), "big") for c in NON_ASCII_WHITESPACE
+                               if len(c.encode()) == n), dtype=np.int64) for n in (2, 3)}
+
+
+def _token_mask(data: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """True for bytes inside tokens: not ASCII whitespace and not part of a multi-byte
+    character that Python's str.split() treats as whitespace (checked at non-ASCII bytes only)."""
     is_tok = ~_WS[data]
-    doc_starts = offsets[:-1][offsets[:-1] < offsets[1:]]
-    doc_lasts = offsets[1:][offsets[:-1] < offsets[1:]] - 1
-    prev_tok = np.zeros(n, dtype=bool)
-    prev_tok[1:] = is_tok[:-1]
-    prev_tok[doc_starts] = False
-    next_tok = np.zeros(n, dtype=bool)
-    next_tok[:-1] = is_tok[1:]
-    next_tok[doc_lasts] = False
-    tok_start = np.flatnonzero(is_tok & ~prev_tok)
-    tok_end = np.flatnonzero(is_tok & ~next_tok) + 1
-    first_tok = np.searchsorted(tok_start, offsets)          # len(docs) + 1
-    tokens_per_doc = np.diff(first_tok)
-    tok_doc = np.repeat(np.arange(len(tokens_per_doc)), tokens_per_doc)
-    tok_pos = np.arange(tok_start.shape[0]) - first_tok[:-1][tok_doc]
-    return tok_start, tok_end, tok_doc, tok_pos, tokens_per_doc
+    if high.size:
+        n = data.shape[0]
+        lead = high[(data[high] & 0xC0) == 0xC0]
+        b0 = data[lead].astype(np.int64)
+        b1 = data[np.minimum(lead + 1, n - 1)].astype(np.int64)
+        b2 = data[np.minimum(lead + 2, n - 1)].astype(np.int64)
+        two = lead[np.isin((b0 << 8) | b1, _WS_SEQS[2]) & (lead + 1 < n)]
+        three = lead[np.isin((b0 << 16) | (b1 << 8) | b2, _WS_SEQS[3]) & (lead + 2 < n)]
+        for seq, width in ((two, 2), (three, 3)):
+            for k in range(width):
+                is_tok[seq + k] = False
+    return is_tok
+
+
+def _token_bounds(is_tok: np.ndarray, offsets: np.ndarray):
+    """Start and end byte of every token, and each document's first token index (len + 1)."""
+    padded = np.zeros(is_tok.shape[0] + 2, dtype=bool)
+    padded[1:-1] = is_tok
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    tok_start, tok_end = edges[0::2], edges[1::2]
+    return tok_start, tok_end, np.searchsorted(tok_start, offsets)
 
 
 def _strip_bounds(data: np.ndarray, start: np.ndarray, end: np.ndarray):
@@ -101,71 +111,117 @@ def _strip_bounds(data: np.ndarray, start: np.ndarray, end: np.ndarray):
     return s2, e2
 
 
-def _gather_fixed(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """The `width` bytes at each start as a numpy fixed-width bytes array ('S{width}')."""
-    block = data[starts[:, None] + np.arange(width)[None, :]]
+def _gather_fixed(table: np.ndarray, data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """The `width` bytes at each start, mapped through `table`, as fixed-width bytes ('S{width}')."""
+    block = table[data[starts[:, None] + np.arange(width)[None, :]]]
     return np.ascontiguousarray(block).view(f"S{width}").ravel()
+
+
+_IDENTITY = np.arange(256, dtype=np.uint8)
+_WORD_CODE = 64   # class codes: 1..max_digits number candidates, 64 + length word candidates
+
+
+def _candidate_groups(first: np.ndarray, s: np.ndarray, e: np.ndarray, rules: TermRules,
+                      initials: np.ndarray, high_tokens: np.ndarray, form_lengths: list[int]):
+    """Token indices grouped by (number or word candidate, length), with one radix sort.
+
+    Only tokens starting with a digit or with the initial of a word form are looked at
+    further, so the per-token work after this point is a fraction of all tokens.
+    """
+    first_class = np.where(_DIGIT, 1, np.where(initials, 2, 0)).astype(np.uint8)
+    cls = first_class[first]
+    cand = np.flatnonzero(cls)
+    length = e[cand] - s[cand]
+    ccls = cls[cand]
+    short = np.minimum(length, 63).astype(np.uint8)
+    code = np.zeros(cand.shape[0], dtype=np.uint8)
+    num = (ccls == 1) & (length <= rules.max_digits) & (length > 0)
+    code[num] = short[num]
+    if form_lengths:
+        word = (ccls == 2) & (length >= form_lengths[0]) & (length <= form_lengths[-1])
+        if high_tokens.size:
+            pos = np.searchsorted(cand, high_tokens)
+            pos = pos[pos < cand.shape[0]]
+            word[pos[np.isin(cand[pos], high_tokens)]] = False
+        code[word] = short[word] + _WORD_CODE
+    order = cand[np.argsort(code, kind="stable")]
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=128))))
+    return lambda c: order[bounds[c]:bounds[c + 1]]
+
+
+def _high_tokens(high: np.ndarray, tok_start: np.ndarray) -> np.ndarray:
+    """Indices of tokens holding any non-ASCII byte (cost proportional to such bytes)."""
+    if not high.size:
+        return high
+    return np.unique(np.searchsorted(tok_start, high, side="right") - 1)
 
 
 def find_terms(texts: list[str], rules: TermRules) -> TermOccurrences:
     """All term tokens of `texts` under `rules` (SPEC §2)."""
     data, offsets = _texts_to_buffer(texts)
-    tok_start, tok_end, tok_doc, tok_pos, tokens_per_doc = _token_bounds(data, offsets)
+    high = np.flatnonzero(data >= 128)
+    is_tok = _token_mask(data, high)
+    tok_start, tok_end, first_tok = _token_bounds(is_tok, offsets)
+    tokens_per_doc = np.diff(first_tok)
     if rules.number_rule == "strip-punct":
         s, e = _strip_bounds(data, tok_start, tok_end)
     else:
         s, e = tok_start, tok_end
-    length = e - s
-    cum_digit = np.concatenate(([0], np.cumsum(_DIGIT[data], dtype=np.int64)))
-    cum_high = np.concatenate(([0], np.cumsum(data >= 128, dtype=np.int64)))
-    n_digit = cum_digit[e] - cum_digit[s]
-    has_high = (cum_high[e] - cum_high[s]) > 0
+    high_tokens = _high_tokens(high[~_WS[data[high]] & is_tok[high]], tok_start)
+    first = data[np.minimum(s, max(data.shape[0] - 1, 0))] if data.shape[0] else np.zeros(0, np.uint8)
+
+    forms = rules.word_forms
+    ascii_forms = sorted(f for f in forms if f.isascii())
+    form_lengths = sorted({len(f) for f in ascii_forms})
+    initials = _byte_table("".join({f[0] for f in ascii_forms} | {f[0].upper() for f in ascii_forms}))
+    group = _candidate_groups(first, s, e, rules, initials, high_tokens, form_lengths)
 
     found_tok: list[np.ndarray] = []     # token indices
-    found_val: list[np.ndarray] = []     # local term index into found_terms chunks
-    term_chunks: list[list[str]] = []
+    found_val: list[np.ndarray] = []     # index into local_terms
+    local_terms: list[str] = []
 
-    is_number = (length >= 1) & (length <= rules.max_digits) & (n_digit == length)
-    lowered = _LOWER[data]
-    forms = rules.word_forms
-    ascii_form_lengths = sorted({len(f) for f in forms if f.isascii()})
+    def add(tokens: np.ndarray, values: np.ndarray, names: list[str]) -> None:
+        found_tok.append(tokens)
+        found_val.append(values + len(local_terms))
+        local_terms.extend(names)
+
+    # Numbers: 1..max_digits bytes, all ASCII digits (checked on the gathered bytes).
     for width in range(1, rules.max_digits + 1):
-        idx = np.flatnonzero(is_number & (length == width))
-        if idx.size:
-            uniq, inv = np.unique(_gather_fixed(data, s[idx], width), return_inverse=True)
-            found_tok.append(idx)
-            found_val.append(inv.ravel() + sum(len(c) for c in term_chunks))
-            term_chunks.append([u.decode("ascii") for u in uniq])
-    for width in ascii_form_lengths:
-        idx = np.flatnonzero(~has_high & ~is_number & (length == width))
+        idx = group(width)
         if not idx.size:
             continue
-        wanted = np.array(sorted(f.encode() for f in forms if len(f) == width and f.isascii()),
-                          dtype=f"S{width}")
-        values = _gather_fixed(lowered, s[idx], width)
+        block = data[s[idx][:, None] + np.arange(width)[None, :]]
+        keep = _DIGIT[block].all(axis=1)
+        if keep.any():
+            values = np.ascontiguousarray(block[keep]).view(f"S{width}").ravel()
+            uniq, inv = np.unique(values, return_inverse=True)
+            add(idx[keep], inv.ravel(), [u.decode("ascii") for u in uniq])
+    # Vocabulary words, ASCII tokens: compare lower-cased bytes with the word forms.
+    for width in form_lengths:
+        idx = group(_WORD_CODE + width)
+        if not idx.size:
+            continue
+        wanted = np.array([f.encode() for f in ascii_forms if len(f) == width], dtype=f"S{width}")
+        values = _gather_fixed(_LOWER, data, s[idx], width)
         hit = np.isin(values, wanted)
         if hit.any():
-            form_idx = np.searchsorted(wanted, values[hit])
-            found_tok.append(idx[hit])
-            found_val.append(form_idx + sum(len(c) for c in term_chunks))
-            term_chunks.append([forms[w.decode("ascii")] for w in wanted])
+            add(idx[hit], np.searchsorted(wanted, values[hit]),
+                [forms[w.decode("ascii")] for w in wanted])
     # Tokens with non-ASCII bytes: Python's own str.lower() decides (e.g. the Kelvin sign).
     max_chars = max((len(f) for f in forms), default=0)
-    rare = np.flatnonzero(has_high & (length <= 4 * max_chars) & (length > 0))
+    rare_len = e[high_tokens] - s[high_tokens]
+    rare = high_tokens[(rare_len <= 4 * max_chars) & (rare_len > 0)]
     if rare.size:
         raw = data.tobytes()
-        hits, vals = [], []
+        hits, names = [], []
         for t in rare.tolist():
             term = forms.get(raw[s[t]:e[t]].decode("utf-8").lower())
             if term is not None:
                 hits.append(t)
-                vals.append(term)
+                names.append(term)
         if hits:
-            found_tok.append(np.array(hits, dtype=np.int64))
-            found_val.append(np.arange(len(vals)) + sum(len(c) for c in term_chunks))
-            term_chunks.append(vals)
+            add(np.array(hits, dtype=np.int64), np.arange(len(names)), names)
 
-    local_terms = [t for chunk in term_chunks for t in chunk]
     terms = sorted(set(local_terms))
     if not found_tok:
         empty = np.zeros(0, dtype=np.int64)
@@ -176,7 +232,8 @@ def find_terms(texts: list[str], rules: TermRules) -> TermOccurrences:
     tid = local_to_global[np.concatenate(found_val)]
     order = np.argsort(tok, kind="stable")
     tok, tid = tok[order], tid[order]
-    return TermOccurrences(tok_doc[tok], tok_pos[tok], tid, terms, tokens_per_doc)
+    doc = np.searchsorted(first_tok, tok, side="right") - 1
+    return TermOccurrences(doc, tok - first_tok[doc], tid, terms, tokens_per_doc)
 
 
 def split_pattern() -> re.Pattern[str]:

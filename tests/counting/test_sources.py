@@ -70,3 +70,33 @@ def test_parquet_text_column(tmp_path):
     assert list(iter_parquet_texts(str(tmp_path / "p.parquet"), "text")) == [(1, "a 1"), (2, "b 2")]
     with pytest.raises(BadInputError, match="no column 'body'"):
         list(iter_parquet_texts(str(tmp_path / "p.parquet"), "body"))
+
+
+@pytest.mark.parametrize("raw,expected", [
+    (b'{"text": "5 hours"}', ("5 hours", None)),
+    (b'  {"text": "a", "meta": {"pile_set_name": "FreeLaw"}}\r', ("a", "FreeLaw")),
+    (b'{"doc": {"body": "x"}}', None),
+])
+def test_parse_record_accepts_pile_records(raw, expected):
+    from freqgap.counting.records import RecordError, parse_record
+
+    if expected is None:
+        with pytest.raises(RecordError, match="missing text field"):
+            parse_record(raw, "text", "meta.pile_set_name")
+        assert parse_record(raw, "doc.body", None) == ("x", None)
+    else:
+        assert parse_record(raw, "text", "meta.pile_set_name") == expected
+
+
+@pytest.mark.parametrize("raw,reason", [
+    (b'{"text": "a"} {"text": "b"}', "not valid JSON"),
+    (b'{"text": "bad \\ud800 surrogate"}', "lone surrogate"),
+    (b'{"text": ["a"]}', "text field is not a string"),
+    (b'"just a string"', "not a JSON object"),
+    (b'\xff{"text": "a"}', "invalid UTF-8"),
+])
+def test_parse_record_names_the_reason(raw, reason):
+    from freqgap.counting.records import RecordError, parse_record
+
+    with pytest.raises(RecordError, match=reason):
+        parse_record(raw, "text", "meta.pile_set_name")
