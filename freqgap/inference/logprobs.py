@@ -1,0 +1,167 @@
+"""Log-probabilities of given continuations and of next tokens, batched.
+
+Scoring-based evaluations (two-choice letters, True/False, a critical word's surprisal) need
+p(continuation | context) rather than generated text. Inputs go through the same
+left-padding helper as generation (`batching.left_pad`: explicit attention mask and
+position ids counting real tokens only), so a row scores the same in a batch as alone.
+
+Tokenisation: context and continuation are encoded separately and concatenated, so the
+continuation's subword tokens are those of the continuation text itself (write the
+leading space into the continuation: " crops"). An empty context is replaced by the
+tokenizer's BOS (else EOS) token so that the first continuation token has a condition.
+Log-probabilities are natural logs, computed in float32 from the logits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from freqgap.inference.batching import left_pad
+from freqgap.progress import Progress
+
+
+@dataclass(frozen=True)
+class ContinuationScore:
+    """Per-subword log-probabilities of one continuation given its context."""
+
+    token_ids: tuple[int, ...]
+    token_logprobs: tuple[float, ...]
+    truncated: int = 0   # context tokens dropped on the left to fit the model
+
+    @property
+    def total(self) -> float:
+        """Summed log-probability (log p of the whole continuation)."""
+        return float(sum(self.token_logprobs))
+
+    @property
+    def mean(self) -> float:
+        """Mean log-probability per subword token."""
+        return self.total / len(self.token_logprobs)
+
+    def surprisal_bits(self, reduce: str = "sum") -> float:
+        """-log2 p, summed over subwords (`sum`) or per subword (`mean`)."""
+        if reduce not in ("sum", "mean"):
+            raise ValueError(f"reduce must be sum or mean, got {reduce!r}")
+        value = self.total if reduce == "sum" else self.mean
+        return -value / math.log(2)
+
+
+def _pad_id(tokenizer) -> int:
+    pad = tokenizer.pad_token_id
+    return pad if pad is not None else tokenizer.eos_token_id
+
+
+def _start_id(tokenizer) -> int:
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if start is None:
+        raise ValueError("the tokenizer has neither a BOS nor an EOS token to stand for an "
+                         "empty context")
+    return start
+
+
+def _encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    if not texts:
+        return []
+    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+
+
+def _model_device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def _max_len(model) -> int | None:
+    for attr in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(model.config, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+@torch.inference_mode()
+def continuation_logprobs(model, tokenizer, contexts: Sequence[str], continuations: Sequence[str],
+                          batch_size: int = 16, label: str = "logprobs") -> list[ContinuationScore]:
+    """Score each continuation given its context; results in input order."""
+    if len(contexts) != len(continuations):
+        raise ValueError(f"{len(contexts)} contexts for {len(continuations)} continuations")
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    ctx_ids = _encode(tokenizer, contexts)
+    cont_ids = _encode(tokenizer, continuations)
+    limit = _max_len(model)
+    rows: list[tuple[list[int], list[int], int]] = []
+    for i, (c, k) in enumerate(zip(ctx_ids, cont_ids)):
+        if not k:
+            raise ValueError(f"continuation {i} ({continuations[i]!r}) encodes to no tokens")
+        c = c or [_start_id(tokenizer)]
+        full = c + k
+        dropped = 0
+        if limit is not None and len(full) - 1 > limit:
+            dropped = len(full) - 1 - limit
+            if dropped >= len(c):
+                raise ValueError(f"continuation {i} alone is longer than the model's "
+                                 f"{limit}-token context")
+            full = full[dropped:]
+        rows.append((full[:-1], k, dropped))
+    order = sorted(range(len(rows)), key=lambda j: -len(rows[j][0]))
+    out: list[ContinuationScore | None] = [None] * len(rows)
+    device = _model_device(model)
+    progress = Progress(label, len(rows), unit="sequences")
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        batch = left_pad([rows[j][0] for j in idx], _pad_id(tokenizer), device=device)
+        keep = max(len(rows[j][1]) for j in idx)
+        logits = model(**batch, logits_to_keep=keep).logits[:, -keep:, :].float()
+        logp = torch.log_softmax(logits, dim=-1)
+        for b, j in enumerate(idx):
+            targets = rows[j][1]
+            n = len(targets)
+            picked = logp[b, keep - n:, :].gather(
+                -1, torch.as_tensor(targets, device=device).unsqueeze(-1)).squeeze(-1)
+            out[j] = ContinuationScore(tuple(targets), tuple(picked.tolist()), rows[j][2])
+        progress.update(advance=len(idx))
+    return out  # type: ignore[return-value]
+
+
+@torch.inference_mode()
+def next_token_logprobs(model, tokenizer, prompts: Sequence[str],
+                        token_ids: Sequence[int] | None = None, batch_size: int = 16,
+                        label: str = "next-token") -> torch.Tensor:
+    """log p(next token | prompt): (N, V) over the vocabulary, or (N, len(token_ids))."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    ids = [p or [_start_id(tokenizer)] for p in _encode(tokenizer, prompts)]
+    limit = _max_len(model)
+    if limit is not None:
+        ids = [p[-limit:] for p in ids]
+    order = sorted(range(len(ids)), key=lambda j: -len(ids[j]))
+    device = _model_device(model)
+    width = len(token_ids) if token_ids is not None else None
+    result: torch.Tensor | None = None
+    select = torch.as_tensor(list(token_ids), device=device) if token_ids is not None else None
+    progress = Progress(label, len(ids), unit="prompts")
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        batch = left_pad([ids[j] for j in idx], _pad_id(tokenizer), device=device)
+        logits = model(**batch, logits_to_keep=1).logits[:, -1, :].float()
+        logp = torch.log_softmax(logits, dim=-1)
+        if select is not None:
+            logp = logp.index_select(-1, select)
+        if result is None:
+            result = torch.empty((len(ids), width or logp.shape[-1]), dtype=torch.float32)
+        result[torch.as_tensor(idx)] = logp.cpu()
+        progress.update(advance=len(idx))
+    if result is None:
+        return torch.empty((0, width or 0), dtype=torch.float32)
+    return result
+
+
+def first_token_id(tokenizer, text: str) -> int:
+    """The first subword id of `text` encoded alone (no special tokens)."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if not ids:
+        raise ValueError(f"{text!r} encodes to no tokens")
+    return int(ids[0])

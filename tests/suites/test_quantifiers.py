@@ -1,0 +1,60 @@
+"""Quantifier stimuli: loader errors and the four metrics on hand-set surprisals."""
+
+import pytest
+
+from freqgap.suites import quantifiers as qz
+from freqgap.suites.io import SuiteDataError
+
+from tests.suites.conftest import FIXTURES
+
+
+def test_loader_and_errors(tmp_path):
+    stim = qz.load(FIXTURES / "quantifiers.csv")
+    assert len(stim) == 8 and stim[0].context == "Most farmers grow"
+    assert stim[0].bare_context == "Farmers grow" and stim[0].line == 2
+    with pytest.raises(SuiteDataError, match=r"quantifiers_bad.csv:1: header lacks field\(s\) typicality"):
+        qz.load(FIXTURES / "quantifiers_bad.csv")
+    bad = tmp_path / "b.csv"
+    bad.write_text("backbone,quantifier,quantifier_type,critical_word,typicality\n"
+                   "farmers grow,Most,most,crops,typical\nfarmers grow,Few,some,crops,typical\n")
+    with pytest.raises(SuiteDataError, match=r"b.csv:3: quantifier_type 'some' is not most or few"):
+        qz.load(bad)
+    bad.write_text("backbone,quantifier,quantifier_type,critical_word,typicality\n"
+                   "farmers grow,Most,most,,typical\n")
+    with pytest.raises(SuiteDataError, match=r"b.csv:2: empty field\(s\) critical_word"):
+        qz.load(bad)
+
+
+def test_metrics_on_hand_set_surprisals():
+    stim = qz.load(FIXTURES / "quantifiers.csv")
+    comps = qz.plan(stim)
+    assert [c.metric for c in comps].count("earlier") == 4
+    assert [c.metric for c in comps].count("control") == 2
+    assert [c.metric for c in comps].count("exp1") == 4
+    assert [c.metric for c in comps].count("exp2") == 8
+    # A quantifier-blind model: surprisal depends on the word only (typical words easy),
+    # the bare backbone a little harder than any quantified one.
+    S = {}
+    for s in stim:
+        base = 2.0 if s.typicality == "typical" else 9.0
+        S[(s.context, s.critical_word)] = base
+        S[(s.bare_context, s.critical_word)] = base + 0.5
+    correct = [c.judge(S)[0] for c in comps]
+    m = qz.summarise(comps, correct)
+    assert m["earlier_most"] == 1.0 and m["earlier_few"] == 0.0   # typicality, not "few"
+    assert m["control"] == 1.0 and m["quantifier_blind_few"] == 0.0
+    assert m["exp1"] == 0.0            # equal surprisal under most and few: never "right"
+    # exp2: quantified always lower -> right for (most, typical) and (few, atypical) only
+    assert m["exp2"] == 0.5 and m["exp2_most"] == 0.5 and m["exp2_few"] == 0.5
+    assert m["n_exp2"] == 8
+    # Now a model that understands "few" for the first backbone only
+    S2 = dict(S)
+    S2[("Few farmers grow", "crops")] = 9.5
+    S2[("Few farmers grow", "worms")] = 1.0
+    correct = [c.judge(S2)[0] for c in comps]
+    m2 = qz.summarise(comps, correct)
+    assert m2["earlier_few"] == 0.5
+    assert m2["exp1"] == 0.5          # farmers: crops most<few, worms few<most both right
+    assert m2["exp1_typical"] == 0.5 and m2["exp1_atypical"] == 0.5
+    first_exp1 = next(c for c in comps if c.metric == "exp1")
+    assert first_exp1.judge(S2) == (True, "most")
