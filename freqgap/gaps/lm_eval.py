@@ -1,0 +1,198 @@
+"""Import lm-evaluation-harness `--log_samples` logs as predictions (docs/DATA.md).
+
+lm-eval writes one `samples_<task>_<date>.jsonl` per task, a JSON object per document with
+`doc_id`, `doc`, `target`, `arguments` (the prompt), `resps` (the raw generations),
+`filtered_resps`, `filter` and the metrics. For a task in this project's format the
+generation is scored here by the paper rule (freqgap.inference.parse), against the answer of
+the instance whose question text matches, so the gaps of imported and native predictions
+mean the same thing. The harness's own metric is kept only in the manifest's totals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from freqgap.gaps.inputs import GapsInputError, dataset_glob
+from freqgap.inference.parse import score
+from freqgap.inference.writer import PREDICTION_SCHEMA
+from freqgap.manifest import (build_manifest, describe_local_inputs, now_iso, read_manifest,
+                              write_manifest)
+from freqgap.suites.io import SuiteDataError, iter_jsonl
+
+_QUESTION = re.compile(r"Q: (.*?)\nA:", re.S)
+_SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
+
+
+class LmEvalImportError(GapsInputError):
+    """A log line cannot be imported; the message names the file and line."""
+
+
+def load_questions(instances_dir: Path) -> dict[str, list[tuple[str, int, str]]]:
+    """question text -> [(task, instance_id, answer)] from instances/instances.parquet."""
+    read_manifest(instances_dir)
+    path = dataset_glob(instances_dir, "instances")
+    if path is None:
+        raise GapsInputError(f"{instances_dir}: no instances.parquet")
+    con = duckdb.connect()
+    rows = con.execute("SELECT question, task, instance_id, answer FROM read_parquet(?)",
+                       [path]).fetchall()
+    con.close()
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    for q, task, iid, answer in rows:
+        out.setdefault(q, []).append((task, int(iid), answer))
+    return out
+
+
+def prompt_text(sample: dict[str, Any]) -> str | None:
+    """The prompt lm-eval sent: arguments.gen_args_0.arg_0 (current) or arguments[0][0]."""
+    args = sample.get("arguments")
+    if isinstance(args, dict):
+        first = args.get("gen_args_0") or next(iter(args.values()), None)
+        if isinstance(first, dict):
+            first = first.get("arg_0")
+        return first if isinstance(first, str) else None
+    if isinstance(args, list) and args:
+        first = args[0]
+        if isinstance(first, (list, tuple)) and first:
+            first = first[0]
+        return first if isinstance(first, str) else None
+    return None
+
+
+def generation(sample: dict[str, Any]) -> str | None:
+    """The raw generated text: resps[0][0] (or resps[0]) when it is a string."""
+    resps = sample.get("resps")
+    if isinstance(resps, list) and resps:
+        first = resps[0]
+        if isinstance(first, list) and first:
+            first = first[0]
+        if isinstance(first, str):
+            return first
+    return None
+
+
+def question_of(sample: dict[str, Any], field: str | None) -> str | None:
+    """The test question: doc[field], doc['question'], or the last `Q: …\\nA:` of the prompt."""
+    doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+    for name in ([field] if field else []) + ["question"]:
+        if isinstance(doc.get(name), str):
+            return doc[name].strip()
+    prompt = prompt_text(sample)
+    if prompt:
+        found = _QUESTION.findall(prompt)
+        if found:
+            return found[-1].strip()
+    return None
+
+
+def shots_from_results(samples_path: Path, lm_task: str) -> int | None:
+    """k from the `n-shot` of a results_*.json written beside the samples file."""
+    for path in sorted(samples_path.parent.glob("results_*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        n = (data.get("n-shot") or {}).get(lm_task)
+        if isinstance(n, int):
+            return n
+    return None
+
+
+def read_samples(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(line number, sample) for each non-empty line, with errors naming file and line."""
+    try:
+        yield from iter_jsonl(path)
+    except SuiteDataError as exc:
+        raise LmEvalImportError(str(exc)) from exc
+
+
+def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model: str,
+                   revision: str = "", task: str | None = None, k: int | None = None,
+                   seed: int = 0, question_field: str | None = None,
+                   filter_name: str | None = None) -> dict[str, Any]:
+    """Convert lm-eval sample logs into predictions/<model>/ (Parquet + manifest).
+
+    Every sample must match exactly one instance (by question text; `task` disambiguates
+    tasks that share a question, such as mult_hash and add_hash), the harness's target
+    must equal that instance's answer, and no (task, k, seed, instance) may repeat.
+    """
+    started = now_iso()
+    questions = load_questions(instances_dir)
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, int, int, int], str] = {}
+    harness_metric: dict[str, list[float]] = {}
+    for path in files:
+        m = _SAMPLES_NAME.match(path.name)
+        lm_task = m.group(1) if m else path.stem
+        shots = k if k is not None else shots_from_results(path, lm_task)
+        if shots is None:
+            raise LmEvalImportError(f"{path}: number of shots unknown: no results_*.json with "
+                               f"n-shot for {lm_task!r} beside it; pass --k")
+        chosen_filter = filter_name
+        for lineno, sample in read_samples(path):
+            where = f"{path}:{lineno}"
+            f = sample.get("filter")
+            if f is not None:
+                chosen_filter = chosen_filter or f
+                if f != chosen_filter:
+                    continue
+            text = generation(sample)
+            if text is None:
+                raise LmEvalImportError(f"{where}: resps holds no generated text (only generation "
+                                   "tasks, output_type generate_until, can be imported)")
+            q = question_of(sample, question_field)
+            if q is None:
+                raise LmEvalImportError(f"{where}: no question found (doc.question, or 'Q: …\\nA:' "
+                                   "in the prompt); pass --question-field")
+            cands = [c for c in questions.get(q, []) if task is None or c[0] == task]
+            if not cands:
+                raise LmEvalImportError(f"{where}: question {q!r} matches no instance in "
+                                   f"{instances_dir}" + (f" of task {task}" if task else ""))
+            if len({c[0] for c in cands}) > 1:
+                raise LmEvalImportError(f"{where}: question {q!r} occurs in tasks "
+                                   f"{sorted({c[0] for c in cands})}; pass --task")
+            if len(cands) > 1:
+                raise LmEvalImportError(f"{where}: question {q!r} matches {len(cands)} instances")
+            inst_task, iid, answer = cands[0]
+            target = sample.get("target")
+            if target is not None and str(target).strip() != answer:
+                raise LmEvalImportError(f"{where}: target {target!r} differs from the instance's "
+                                   f"answer {answer!r} (task {inst_task}, instance {iid})")
+            key = (inst_task, int(shots), int(seed), iid)
+            if key in seen:
+                raise LmEvalImportError(f"{where}: a second sample for task {inst_task}, k={shots}, "
+                                   f"seed={seed}, instance {iid} (first at {seen[key]})")
+            seen[key] = where
+            for metric in ("exact_match", "acc"):
+                if isinstance(sample.get(metric), (int, float)):
+                    harness_metric.setdefault(metric, []).append(float(sample[metric]))
+            rows.append({"model": model, "revision": revision, "task": inst_task, "k": int(shots),
+                         "seed": int(seed), "instance_id": iid, "continuation": text,
+                         **score(text, answer)})
+    if not rows:
+        raise LmEvalImportError(f"{', '.join(map(str, files))}: no samples to import")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target_file = out_dir / "part-lm-eval.parquet"
+    others = [p for p in out_dir.rglob("*.parquet") if p != target_file]
+    if others:
+        raise LmEvalImportError(f"{out_dir}: already holds other predictions ({others[0].name}); "
+                                "import into a directory of its own")
+    tmp = target_file.with_name(f".{target_file.name}.tmp")
+    pq.write_table(pa.Table.from_pylist(rows, schema=PREDICTION_SCHEMA), tmp, compression="zstd")
+    tmp.replace(target_file)
+    totals = {"rows": len(rows), "correct": sum(r["correct"] for r in rows),
+              "harness_metric_mean": {m: sum(v) / len(v) for m, v in harness_metric.items()}}
+    config = {"model": model, "revision": revision, "task": task, "k": k, "seed": seed,
+              "question_field": question_field, "filter": filter_name,
+              "instances": str(instances_dir), "source": "lm-evaluation-harness --log_samples"}
+    manifest = build_manifest("import_lm_eval", config, describe_local_inputs(files, checksum=True),
+                              totals, started)
+    write_manifest(out_dir, manifest)
+    return manifest

@@ -1,0 +1,100 @@
+"""Settings of one `make gaps` run: conf/gaps.yaml, then command-line overrides.
+
+One dataclass so that the job, the notebook, the benchmark and the tests all describe a run
+the same way, and the manifest records exactly what was used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from freqgap.config import ConfigError, load_conf
+from freqgap.paths import REPO_ROOT
+
+BINNINGS = ("rank", "quantile")
+FREQ_DEFS = ("1", "1,2", "1,y", "1,2,3", "1,2,y")
+
+
+@dataclasses.dataclass
+class GapsOptions:
+    """Everything a run depends on; paths are resolved against the repository root."""
+
+    counts: str = "out/counts"
+    instances: str = "out/instances"
+    predictions: str = "out/predictions/*/"
+    results: str = "results"
+    models: list[str] | None = None
+    tasks: list[str] | None = None
+    freq_defs: list[str] | None = None
+    binning: str = "rank"
+    bin_percent: int = 10
+    boot_reps: int = 1000
+    boot_seed: int = 0
+    boot_level: float = 0.95
+    memory_limit: str | None = "2GB"
+    threads: int | None = None
+    temp_directory: str | None = None
+    tables: dict[str, Any] = dataclasses.field(default_factory=dict)
+    task_labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    plots: dict[str, Any] = dataclasses.field(default_factory=dict)
+    make_plots: bool = True
+
+    def path(self, value: str) -> Path:
+        """A configured path, relative ones taken from the repository root."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else REPO_ROOT / p
+
+    def validate(self) -> "GapsOptions":
+        """Reject settings that would give a meaningless Δ, naming the setting."""
+        if self.binning not in BINNINGS:
+            raise ConfigError(f"gaps: binning must be one of {BINNINGS}, not {self.binning!r}")
+        if not isinstance(self.bin_percent, int) or not 0 < self.bin_percent <= 50:
+            raise ConfigError(f"gaps: bin_percent must be an integer in 1..50, not {self.bin_percent!r}")
+        if self.boot_reps < 0:
+            raise ConfigError("gaps: bootstrap reps must be >= 0")
+        if not 0 < self.boot_level < 1:
+            raise ConfigError("gaps: bootstrap level must be in (0, 1)")
+        for d in self.freq_defs or []:
+            if d not in FREQ_DEFS:
+                raise ConfigError(f"gaps: unknown frequency definition {d!r}; known: {FREQ_DEFS}")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as recorded in the manifest."""
+        return dataclasses.asdict(self)
+
+
+def options_from_conf(conf: dict[str, Any] | None = None, **overrides: Any) -> GapsOptions:
+    """Options from conf/gaps.yaml (or a given mapping), with non-None overrides applied."""
+    conf = load_conf("gaps") if conf is None else conf
+    boot = conf.get("bootstrap") or {}
+    db = conf.get("duckdb") or {}
+    opts = GapsOptions(
+        counts=conf.get("counts", "out/counts"),
+        instances=conf.get("instances", "out/instances"),
+        predictions=conf.get("predictions", "out/predictions/*/"),
+        results=conf.get("results", "results"),
+        models=conf.get("models"),
+        tasks=conf.get("tasks"),
+        freq_defs=[str(d) for d in conf["freq_defs"]] if conf.get("freq_defs") else None,
+        binning=conf.get("binning", "rank"),
+        bin_percent=conf.get("bin_percent", 10),
+        boot_reps=int(boot.get("reps", 1000)),
+        boot_seed=int(boot.get("seed", 0)),
+        boot_level=float(boot.get("level", 0.95)),
+        memory_limit=db.get("memory_limit", "2GB"),
+        threads=db.get("threads"),
+        temp_directory=db.get("temp_directory"),
+        tables=conf.get("tables") or {},
+        task_labels=conf.get("task_labels") or {},
+        plots=conf.get("plots") or {},
+    )
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        if not hasattr(opts, name):
+            raise ConfigError(f"gaps: unknown option {name!r}")
+        setattr(opts, name, value)
+    return opts.validate()

@@ -1,0 +1,215 @@
+"""Batched greedy decoding with a shared-prefix key/value cache.
+
+Every test item of one (task, k, seed) starts with the same k shots. The shots are run
+through the model once; their key/value cache is copied into each batch, and only the
+test question and the few generated tokens are computed per item. The suffix of each item
+is taken from the tokenization of its *full* prompt, after checking that the cached
+prefix tokens are a prefix of it, so the tokens the model sees (and the predictions) are
+exactly those of the full prompt. Suffixes of equal length are batched together, so the
+reuse path needs no padding at all; the no-reuse path left-pads with explicit position
+ids (freqgap.inference.batching).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from freqgap.inference.batching import left_pad
+from freqgap.inference.kvcache import preallocated_cache, supports_preallocation
+
+MAX_PREFIX_BACKOFF = 4   # tokens dropped from the cached prefix to match the full prompts
+
+
+@dataclass
+class GroupStats:
+    """How a group of prompts was served (for the manifest and the benchmark)."""
+
+    reused: int = 0
+    fallback: int = 0
+    prefix_tokens: int = 0
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+class Generator:
+    """Greedy decoding of at most `max_new_tokens` tokens, stopping at a newline or eos."""
+
+    def __init__(self, model, tokenizer, max_new_tokens: int = 5, batch_size: int = 32,
+                 on_batch_size_change: Callable[[int], None] | None = None,
+                 preallocate: bool = True) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+        self.batch_size = batch_size
+        self.on_batch_size_change = on_batch_size_change
+        self.preallocate = preallocate
+        self.n_layers = model.config.get_text_config().num_hidden_layers
+        self.device = next(model.parameters()).device
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.stop = self._stop_mask()
+
+    def _stop_mask(self) -> torch.Tensor:
+        """Token ids that end generation: any whose text holds a newline, and eos."""
+        vocab = self.model.get_output_embeddings().weight.shape[0]
+        n = min(len(self.tokenizer), vocab)
+        texts = self.tokenizer.batch_decode([[i] for i in range(n)])
+        mask = torch.zeros(vocab, dtype=torch.bool)
+        mask[[i for i, t in enumerate(texts) if "\n" in t]] = True
+        if self.tokenizer.eos_token_id is not None:
+            mask[self.tokenizer.eos_token_id] = True
+        return mask.to(self.device)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids without special tokens (the prompts carry no header or bos)."""
+        return self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+
+    @torch.inference_mode()
+    def _greedy(self, input_ids, attention_mask, position_ids, past) -> list[list[int]]:
+        batch = input_ids.shape[0]
+        done = torch.zeros(batch, dtype=torch.bool, device=self.device)
+        steps = []
+        for step in range(self.max_new_tokens):
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             position_ids=position_ids, past_key_values=past, use_cache=True,
+                             logits_to_keep=1)
+            nxt = out.logits[:, -1, :].argmax(-1)
+            steps.append(nxt)
+            done |= self.stop[nxt]
+            if bool(done.all()) or step == self.max_new_tokens - 1:
+                break
+            past = out.past_key_values
+            input_ids = nxt[:, None]
+            attention_mask = torch.cat(
+                [attention_mask, attention_mask.new_ones((batch, 1))], dim=1)
+            position_ids = position_ids[:, -1:] + 1
+        tokens = torch.stack(steps, dim=1).tolist()
+        stop = self.stop.tolist()
+        out_rows = []
+        for row in tokens:
+            cut = next((i + 1 for i, t in enumerate(row) if stop[t]), len(row))
+            out_rows.append(row[:cut])
+        return out_rows
+
+    def _adaptive(self, items: list, run: Callable[[list], list]) -> list:
+        """Run `run` over `items` in batches; on out-of-memory, halve the batch and retry."""
+        results: list = []
+        start = 0
+        while start < len(items):
+            chunk = items[start:start + self.batch_size]
+            try:
+                results.extend(run(chunk))
+            except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+                if not _is_oom(exc) or self.batch_size == 1:
+                    raise
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                self.batch_size = max(1, self.batch_size // 2)
+                if self.on_batch_size_change:
+                    self.on_batch_size_change(self.batch_size)
+                continue
+            start += len(chunk)
+        return results
+
+    def generate_ids(self, seqs: Sequence[Sequence[int]]) -> list[list[int]]:
+        """No reuse: left-padded full prompts, batched in order of length."""
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+
+        def run(idx: list[int]) -> list[list[int]]:
+            enc = left_pad([seqs[i] for i in idx], self.pad_id, device=self.device)
+            past = None
+            if self.preallocate:
+                past = preallocated_cache(len(idx), enc["input_ids"].shape[1] + self.max_new_tokens,
+                                          n_layers=self.n_layers)
+            return self._greedy(enc["input_ids"], enc["attention_mask"], enc["position_ids"], past)
+
+        out = self._adaptive(order, run)
+        result: list[list[int]] = [[] for _ in seqs]
+        for i, toks in zip(order, out):
+            result[i] = toks
+        return result
+
+    @torch.inference_mode()
+    def prefix_cache(self, prefix_ids: Sequence[int]):
+        """The key/value cache of the shared prefix, computed once."""
+        ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=self.device)
+        return self.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+
+    def generate_with_prefix(self, prefix_ids: Sequence[int],
+                             seqs: Sequence[Sequence[int]]) -> list[list[int]]:
+        """Continue each full prompt in `seqs` (all starting with `prefix_ids`) from its cache."""
+        n_prefix = len(prefix_ids)
+        cache = self.prefix_cache(prefix_ids)
+        by_len: dict[int, list[int]] = defaultdict(list)
+        for i, s in enumerate(seqs):
+            by_len[len(s) - n_prefix].append(i)
+        result: list[list[int]] = [[] for _ in seqs]
+        for suffix_len in sorted(by_len):
+            idx = by_len[suffix_len]
+
+            def run(chunk: list[int]) -> list[list[int]]:
+                batch = len(chunk)
+                if self.preallocate and supports_preallocation(cache):
+                    past = preallocated_cache(batch, n_prefix + suffix_len + self.max_new_tokens,
+                                              prefix=cache)
+                else:
+                    past = copy.deepcopy(cache)
+                    past.batch_repeat_interleave(batch)
+                ids = torch.tensor([list(seqs[i][n_prefix:]) for i in chunk], dtype=torch.long,
+                                   device=self.device)
+                mask = torch.ones((batch, n_prefix + suffix_len), dtype=torch.long,
+                                  device=self.device)
+                pos = torch.arange(n_prefix, n_prefix + suffix_len, device=self.device)
+                return self._greedy(ids, mask, pos.expand(batch, -1), past)
+
+            for i, toks in zip(idx, self._adaptive(idx, run)):
+                result[i] = toks
+        return result
+
+    def shared_prefix(self, prefix_text: str, seqs: Sequence[Sequence[int]]) -> list[int]:
+        """Prefix tokens to cache: the prefix's tokens, less up to MAX_PREFIX_BACKOFF at its
+        end (BPE may merge its last whitespace with the question), such that they start as
+        many full prompts as possible. [] when nothing can be shared."""
+        if not prefix_text or not seqs:
+            return []
+        ids = self.tokenize([prefix_text])[0]
+        best: list[int] = []
+        best_hits = 0
+        for drop in range(0, min(MAX_PREFIX_BACKOFF, len(ids)) + 1):
+            cand = ids[:len(ids) - drop]
+            if not cand:
+                break
+            hits = sum(1 for s in seqs if len(s) > len(cand) and list(s[:len(cand)]) == cand)
+            if hits > best_hits:
+                best, best_hits = cand, hits
+            if hits == len(seqs):
+                break
+        return best
+
+    def generate_group(self, prefix_text: str, prompts: Sequence[str],
+                       reuse: bool = True, stats: GroupStats | None = None) -> list[str]:
+        """Continuations (decoded text) for prompts sharing `prefix_text`."""
+        seqs = self.tokenize(prompts)
+        prefix = self.shared_prefix(prefix_text, seqs) if reuse else []
+        n = len(prefix)
+        hit = [i for i, s in enumerate(seqs) if n and len(s) > n and list(s[:n]) == prefix]
+        hit_set = set(hit)
+        miss = [i for i in range(len(seqs)) if i not in hit_set]
+        tokens: list[list[int]] = [[] for _ in seqs]
+        if hit:
+            for i, t in zip(hit, self.generate_with_prefix(prefix, [seqs[i] for i in hit])):
+                tokens[i] = t
+        if miss:
+            for i, t in zip(miss, self.generate_ids([seqs[i] for i in miss])):
+                tokens[i] = t
+        if stats is not None:
+            stats.reused += len(hit)
+            stats.fallback += len(miss)
+            stats.prefix_tokens = n
+        return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)

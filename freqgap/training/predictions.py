@@ -1,0 +1,75 @@
+"""Predictions recorded beside a committed checkpoint, and the check that reproduces them.
+
+A fixed set of SPEC §3 multiplication prompts (k=2 shots, frequent and rare first
+operands) is run through the model with the project's own inference path (greedy, at most
+5 new tokens, stop at a newline); the continuations are stored in `predictions.json`. A
+test reloads the directory offline and must get the same continuations.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from freqgap.config import load_conf
+
+PREDICTIONS_FILE = "predictions.json"
+
+
+def mult_prompts(n: int = 40, seed: int = 0, k: int = 2) -> list[dict[str, Any]]:
+    """`n` multiplication prompts in the format of conf/tasks.yaml, sharing k shots."""
+    tasks = load_conf("tasks")
+    question = tasks["tasks"]["mult"]["question"]
+    lo, hi = tasks["tasks"]["mult"]["x2_range"]
+    rng = random.Random(f"freqgap-recorded|{seed}")
+    pairs = [(rng.randint(0, 99), rng.randint(lo, hi)) for _ in range(n + k)]
+    shots, items = pairs[:k], pairs[k:]
+    prefix = "".join(tasks["shot_template"].format(question=question.format(x1=a, x2=b), answer=a * b)
+                     for a, b in shots)
+    return [{"prefix": prefix,
+             "prompt": prefix + tasks["test_template"].format(question=question.format(x1=a, x2=b)),
+             "answer": str(a * b), "x1": a, "x2": b} for a, b in items]
+
+
+def run_prompts(model_dir: str | Path, items: list[dict[str, Any]], max_new_tokens: int = 5) -> list[str]:
+    """Greedy continuations on the CPU in float32, through freqgap.inference."""
+    from freqgap.inference.generate import Generator
+    from freqgap.inference.models import load_model
+
+    model, tokenizer, _ = load_model(str(model_dir), device="cpu", dtype="float32")
+    gen = Generator(model, tokenizer, max_new_tokens=max_new_tokens, batch_size=64)
+    out: list[str] = [""] * len(items)
+    by_prefix: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        by_prefix.setdefault(item["prefix"], []).append(i)
+    for prefix, idx in by_prefix.items():
+        for i, text in zip(idx, gen.generate_group(prefix, [items[i]["prompt"] for i in idx])):
+            out[i] = text
+    return out
+
+
+def record_predictions(model_dir: str | Path, n: int = 40) -> Path:
+    """Write `predictions.json` into the model directory; returns its path."""
+    from freqgap.inference.parse import score
+    from freqgap.manifest import atomic_write_text
+
+    items = mult_prompts(n)
+    continuations = run_prompts(model_dir, items)
+    rows = [{"prompt": it["prompt"], "answer": it["answer"], "continuation": c,
+             "correct": score(c, it["answer"])["correct"]} for it, c in zip(items, continuations)]
+    doc = {"decoding": "greedy, max_new_tokens=5, stop at newline (freqgap.inference.generate)",
+           "device": "cpu", "dtype": "float32", "items": rows}
+    path = Path(model_dir) / PREDICTIONS_FILE
+    atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def check_predictions(model_dir: str | Path) -> list[dict[str, str]]:
+    """Rerun the recorded prompts; returns the mismatches (empty when reproduced)."""
+    doc = json.loads((Path(model_dir) / PREDICTIONS_FILE).read_text(encoding="utf-8"))
+    items = [{"prefix": it["prompt"][: it["prompt"].rfind("Q: ")], **it} for it in doc["items"]]
+    got = run_prompts(model_dir, items)
+    return [{"prompt": it["prompt"], "recorded": it["continuation"], "now": g}
+            for it, g in zip(items, got) if g != it["continuation"]]

@@ -1,0 +1,105 @@
+"""Every output of `make gaps`: Parquet, tables, plots, the database, the manifest, the summary."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from freqgap.gaps.run import run_gaps
+from freqgap.gaps.summary import summary_text
+from freqgap.manifest import read_manifest
+from tests.gaps.fixtures import options_for, random_world
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outputs")
+    world = random_world(root / "w", seed=2)
+    opts = options_for(world, root / "results", make_plots=True)
+    return world, opts, run_gaps(opts)
+
+
+def test_parquet_outputs(done):
+    _, opts, res = done
+    gaps = pq.read_table(res.files["gaps"]).to_pandas()
+    per_key = pq.read_table(res.files["per_key"]).to_pandas()
+    assert len(gaps) == len(res.gaps) == 2 * 2 * (3 + 3 + 3)     # models x k x (task, def)
+    for col in ("model", "revision", "task", "k", "freq_def", "accuracy", "n_keys",
+                "n_unseen_keys", "delta", "ci_low", "ci_high", "spearman_rho"):
+        assert col in gaps.columns
+    for col in ("model", "revision", "task", "k", "freq_def", "key", "omega", "accuracy",
+                "n_rows"):
+        assert col in per_key.columns
+
+
+def test_tables_have_the_papers_shape(done):
+    _, opts, res = done
+    md = (res.results_dir / "table_arithmetic.md").read_text()
+    assert "| Task | k | Acc | Δ1 | Δ1,2 | Δ1,y |" in md
+    g = res.gaps
+    r = g[(g.model == "tiny-b") & (g.task == "mult") & (g.k == 2) & (g.freq_def == "1")].iloc[0]
+    line = next(l for l in md.splitlines() if l.startswith("| Multiplication | 2 |")
+                and f"{100 * r.accuracy:.1f}" in l)
+    assert f"{100 * r.delta:.1f} [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]" in line
+    time_md = (res.results_dir / "table_time_units.md").read_text()
+    assert "| Task | k | Acc | Δ1,2 | Δ1,2,3 | Δ1,2,y |" in time_md and "Hour→Min" in time_md
+    tex = (res.results_dir / "table_arithmetic.tex").read_text()
+    assert r"\toprule" in tex and r"$\Delta_{1,y}$" in tex and r"\end{tabular}" in tex
+
+
+def test_plots(done):
+    _, opts, res = done
+    names = {p.name for p in res.plots}
+    for model in ("tiny-a-main", "tiny-b-main"):
+        assert {f"fig1_{model}_mult.png", f"fig1_{model}_add.png",
+                f"binned_{model}_mult.png", f"binned_{model}_hour_min.png"} <= names
+    assert "fig6_mult.png" in names                       # two models present
+    for p in res.plots:
+        assert p.read_bytes()[:8] == PNG and p.stat().st_size > 5000
+
+
+def test_database_answers_in_a_new_session_without_copies(done):
+    world, opts, res = done
+    con = duckdb.connect(str(res.results_dir / "freqgap.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM gaps").fetchall()[0][0] == len(res.gaps)
+    assert con.execute("SELECT count(*) FROM pairs").fetchall()[0][0] == len(world.pairs)
+    assert con.execute("SELECT count(*) FROM predictions").fetchall()[0][0] == \
+        len(world.prediction_rows)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert tables == {"per_key", "key_omega", "gap_intervals"}      # small; counts are views
+    top = con.execute("SELECT key FROM per_key WHERE freq_def = '1' ORDER BY omega DESC "
+                      "LIMIT 1").fetchall()[0][0]
+    assert world.unigrams[top] == max(world.unigrams[str(r["x1"])] for r in world.instance_rows
+                                      if str(r["x1"]) in world.unigrams)
+    con.close()
+
+
+def test_manifest_written_last_lists_outputs(done):
+    _, opts, res = done
+    m = read_manifest(res.results_dir)
+    assert m["stage"] == "gaps" and m["compatibility"] == "checked"
+    listed = set(m["outputs"])
+    assert {"gaps.parquet", "per_key.parquet", "freqgap.duckdb", "table_arithmetic.md",
+            "plots/fig6_mult.png"} <= listed
+    assert m["totals"]["models"] == ["tiny-a@main", "tiny-b@main"]
+
+
+def test_summary_says_what_the_numbers_mean(done):
+    _, opts, res = done
+    text = summary_text(res.gaps, opts.tables, opts.task_labels, opts.binning, opts.bin_percent,
+                        opts.boot_level, res.results_dir, res.plots)
+    assert "| Multiplication | 2 |" in text and "points more accurately" in text
+    assert "bootstrap interval" in text and str(res.plots[0]) in text
+
+
+def test_rerun_with_one_model_removes_stale_plots(done, tmp_path):
+    world, opts, res = done
+    again = run_gaps(dataclasses.replace(opts, models=["tiny-a"]))
+    names = {p.name for p in (again.results_dir / "plots").glob("*.png")}
+    assert "fig6_mult.png" not in names and not any("tiny-b" in n for n in names)
+    assert set(again.gaps["model"]) == {"tiny-a"}
