@@ -134,7 +134,8 @@ def child_job(counts: Path, grid: Path, memory_limit: str, threads: int | None) 
         predictions=str(grid / "predictions") + "/*/", results=str(counts.parent / "results"),
         memory_limit=memory_limit, threads=threads, make_plots=False))
     pk = res.per_key
-    return {"seconds": time.monotonic() - t, "gaps_rows": len(res.gaps),
+    return {"seconds": time.monotonic() - t, "steps": res.manifest["totals"]["seconds"],
+            "gaps_rows": len(res.gaps),
             "seen_pair_keys": int(((pk["n_terms"] == 2) & (pk["omega"] > 0)).sum()),
             "omega_sum_pairs": int(pk.loc[pk["n_terms"] == 2, "omega"].sum())}
 
@@ -184,6 +185,8 @@ def main() -> None:
                    help="pairs rows of the side-by-side comparison with pandas (0: skip)")
     p.add_argument("--triples", type=int, default=5_000_000)
     p.add_argument("--memory-limit", default="1GB", help="DuckDB memory_limit of the job")
+    p.add_argument("--low-memory-limit", default="256MB",
+                   help="a second full-size run under this memory_limit ('' to skip)")
     p.add_argument("--threads", type=int)
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--child", choices=["job", "baseline"], help=argparse.SUPPRESS)
@@ -216,6 +219,10 @@ def main() -> None:
         report["runs"][label] = {"counts": totals, "job": measure("job", counts, grid, args)}
         print(f"[bench-gaps] job on {label}: {report['runs'][label]['job']}", file=sys.stderr,
               flush=True)
+        if label == "full" and args.low_memory_limit:
+            low = argparse.Namespace(**{**vars(args), "memory_limit": args.low_memory_limit})
+            report["runs"][label]["job_low_memory"] = dict(
+                measure("job", counts, grid, low), memory_limit=args.low_memory_limit)
         if label == "compare":
             base = measure("baseline", counts, grid, args)
             job = report["runs"][label]["job"]
@@ -230,7 +237,9 @@ def main() -> None:
     extra_s = full["job"]["seconds"] - tiny["job"]["seconds"]
     report["fixed_startup_seconds"] = tiny["job"]["seconds"]
     report["steady_pairs_rows_per_second"] = extra_rows / extra_s if extra_s > 0 else None
-    print(json.dumps(report, indent=2))
+    text = json.dumps(report, indent=2)
+    (args.out / "report.json").write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,7 @@ class _ProgressThread(threading.Thread):
         self.group_bytes = 0
         self.stop_event = threading.Event()
         self.interval = interval
+        self.phase = "counting"
 
     def _running_fraction(self) -> float:
         done = total = 0
@@ -132,7 +133,7 @@ class _ProgressThread(threading.Thread):
         while not self.stop_event.wait(self.interval):
             current = self.bytes_done + self.group_bytes * self._running_fraction()
             self.progress.update(done=current, force=True,
-                                 extra=f"files {self.files_done}/{self.total_files} done")
+                                 extra=f"files {self.files_done}/{self.total_files} done, {self.phase}")
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -331,11 +332,13 @@ class CountJob:
                     watcher.bytes_done += sum(f.size for f in group)
                     continue
                 watcher.group_bytes = sum(f.size for f in group)
+                watcher.phase = f"counting group {number + 1}/{len(groups)}"
                 self._count_group(group, target, paths)
                 redone += 1
                 watcher.files_done += len(group)
                 watcher.bytes_done += watcher.group_bytes
                 watcher.group_bytes = 0
+            watcher.phase = "merging groups and writing Parquet"
             merged = self._merge(group_dirs)
             stats = self._statistics(merged, files)
             self._write_datasets(merged, stats["sizes"])
@@ -353,6 +356,7 @@ class CountJob:
         totals = stats["totals"]
         totals["elapsed_s"] = round(elapsed, 3)
         totals["mb_per_s"] = round(totals["input_bytes"] / 1e6 / elapsed, 3) if elapsed else None
+        totals["record_mb_per_s"] = round(totals["text_bytes"] / 1e6 / elapsed, 3) if elapsed else None
         inputs = [{"path": f.path, "size": f.size, "mtime": f.mtime, **{
             k: stats["per_file"][f.index].get(k, 0) for k in (partials.LINES, partials.DOCS,
                                                              partials.TOKENS, partials.BYTES)}}
@@ -382,8 +386,9 @@ def summary_text(manifest: dict[str, Any]) -> str:
     """The end-of-run summary printed by the job."""
     t = manifest["totals"]
     lines = [
-        f"counted {t['files']} files, {t['input_bytes'] / 1e6:,.1f} MB in "
-        f"{format_duration(t.get('elapsed_s', 0))} ({t.get('mb_per_s') or 0:,.2f} MB/s)",
+        f"counted {t['files']} files: {t['input_bytes'] / 1e6:,.1f} MB on disk, "
+        f"{t['text_bytes'] / 1e6:,.1f} MB of records, in {format_duration(t.get('elapsed_s', 0))} "
+        f"({t.get('mb_per_s') or 0:,.2f} MB/s on disk, {t.get('record_mb_per_s') or 0:,.2f} MB/s of records)",
         f"  documents {t['documents']:,}   tokens {t['tokens']:,}   term occurrences {t['term_occurrences']:,}",
         f"  distinct terms {t['distinct_terms']:,}   pairs {t['distinct_pairs']:,}   "
         f"triples {t['distinct_triples']:,}",

@@ -47,7 +47,7 @@ def resample_deltas(accuracy: np.ndarray, omega: np.ndarray, binning: str, bin_p
     done = 0
     while done < reps:
         c = min(chunk, reps - done)
-        idx = rng.integers(0, n, size=(c, n))
+        idx = rng.integers(0, n, size=(c, n), dtype=np.int32)   # int32: partition ~3x faster
         if binning == "rank":
             bottom = np.partition(idx, m - 1, axis=1)[:, :m]
             top = np.partition(idx, n - m, axis=1)[:, n - m:]

@@ -81,8 +81,8 @@ def _connect(db_path: Path, opts: GapsOptions, spill_dir: Path) -> duckdb.DuckDB
     spill_dir.mkdir(parents=True, exist_ok=True)
     con.execute(f"SET temp_directory = '{spill_dir}'")
     con.execute("SET preserve_insertion_order = false")
-    if sys.stderr.isatty():           # DuckDB's own bar during the scan of the count tables
-        con.execute("SET enable_progress_bar = true")
+    # DuckDB's own bar during the long scan of the count tables, on a terminal only.
+    con.execute(f"SET enable_progress_bar = {str(sys.stderr.isatty()).lower()}")
     return con
 
 

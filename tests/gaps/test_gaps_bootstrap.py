@@ -17,7 +17,7 @@ def test_rank_resampling_equals_sorting_each_resample():
     acc = rng.random(n)
     omega = np.sort(rng.integers(1, 100, n))
     got, discarded = resample_deltas(acc, omega, "rank", 10, reps, np.random.default_rng(7))
-    idx = np.random.default_rng(7).integers(0, n, size=(reps, n))
+    idx = np.random.default_rng(7).integers(0, n, size=(reps, n), dtype=np.int32)
     m = bin_size(n, 10)
     naive = [acc[np.sort(r)[-m:]].mean() - acc[np.sort(r)[:m]].mean() for r in idx]
     assert discarded == 0

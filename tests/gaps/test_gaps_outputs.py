@@ -103,3 +103,14 @@ def test_rerun_with_one_model_removes_stale_plots(done, tmp_path):
     names = {p.name for p in (again.results_dir / "plots").glob("*.png")}
     assert "fig6_mult.png" not in names and not any("tiny-b" in n for n in names)
     assert set(again.gaps["model"]) == {"tiny-a"}
+
+
+def test_query_option_reads_the_database(done, capsys):
+    from jobs.gaps import main
+
+    _, opts, res = done
+    assert main(["--results", str(res.results_dir), "--query",
+                 "SELECT count(*) AS n FROM gaps WHERE delta IS NOT NULL"]) == 0
+    assert str(int(res.gaps["delta"].notna().sum())) in capsys.readouterr().out
+    assert main(["--results", str(res.results_dir), "--query", "SELECT * FROM nope"]) == 2
+    assert "nope" in capsys.readouterr().err
