@@ -53,10 +53,9 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", conf: dict[s
     return spark
 
 
-def _submitted_master() -> str | None:
-    """The master given to spark-submit, if this process was started by it."""
-    args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
-    return "submitted" if "--master" in args else None
+def _submitted_master() -> bool:
+    """True when spark-submit started this process (it then owns the master setting)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
 
 
 def ship_package(spark) -> None:
