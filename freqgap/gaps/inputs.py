@@ -37,13 +37,13 @@ class GapsInputs:
     compatibility: str                      # "checked" or why it could not be
 
     def describe(self) -> list[dict[str, Any]]:
-        """Manifest `inputs` records: each directory with its manifest's totals."""
-        out = [{"path": str(self.counts_dir), "stage_totals": self.manifests["counts"].get("totals")},
-               {"path": str(self.instances_dir),
-                "stage_totals": self.manifests["instances"].get("totals")}]
-        for d in self.prediction_dirs:
-            out.append({"path": str(d), "stage_totals": self.manifests[str(d)].get("totals")})
-        return out
+        """Manifest `inputs` records: each input directory with its stage's finish time and
+        totals, which identify the run that wrote it."""
+        dirs = [("counts", self.counts_dir), ("instances", self.instances_dir)]
+        dirs += [(str(d), d) for d in self.prediction_dirs]
+        return [{"path": str(d), "stage": self.manifests[key].get("stage"),
+                 "finished": self.manifests[key].get("finished"),
+                 "stage_totals": self.manifests[key].get("totals")} for key, d in dirs]
 
 
 def _complete_manifest(directory: Path, what: str) -> dict[str, Any]:
@@ -138,7 +138,7 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
         "instances": _complete_manifest(instances_dir, "instances"),
     }
     pattern = str(opts.path(opts.predictions))
-    prediction_dirs = sorted(Path(p) for p in glob.glob(pattern) if Path(p).is_dir())
+    prediction_dirs = sorted(Path(p).resolve() for p in glob.glob(pattern) if Path(p).is_dir())
     if not prediction_dirs:
         raise GapsInputError(f"{pattern}: no predictions directories match (run the "
                              "inference stage, or set predictions in conf/gaps.yaml)")
@@ -167,5 +167,5 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
     compatibility = check_counts_match_instances(counts_dir, manifests["counts"], instances_dir,
                                                  manifests["instances"])
     return GapsInputs(counts_dir=counts_dir.resolve(), instances_dir=instances_dir.resolve(),
-                      prediction_dirs=[d.resolve() for d in prediction_dirs], datasets=datasets,
+                      prediction_dirs=prediction_dirs, datasets=datasets,
                       missing=missing, manifests=manifests, compatibility=compatibility)

@@ -214,6 +214,7 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
     """Compute per_key and gaps and write every output; raises GapsInputError on bad input."""
     started = now_iso()
     opts.validate()
+    inputs = resolve_inputs(opts)
     results = opts.path(opts.results).resolve()
     results.mkdir(parents=True, exist_ok=True)
     (results / MANIFEST_NAME).unlink(missing_ok=True)
@@ -230,7 +231,6 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
         if log:
             log(text)
 
-    inputs = resolve_inputs(opts)
     db_path = results / DB_NAME
     tmp_db = _tmp(db_path)
     for p in (tmp_db, tmp_db.with_name(tmp_db.name + ".wal")):

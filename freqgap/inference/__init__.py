@@ -1,8 +1,27 @@
 """Few-shot inference: model registry/loading, batched greedy generation with prefix
-KV-cache reuse, answer parsing, resumable sharded prediction writing (SPEC §4)."""
+KV-cache reuse, answer parsing, resumable sharded prediction writing (SPEC §4).
 
-from freqgap.inference.batching import encode_left_padded, left_pad
-from freqgap.inference.models import ModelError, ModelInfo, load_model, resolve_model
+The names below are imported lazily, so that light modules (parse, writer) can be used
+without importing torch and transformers.
+"""
 
-__all__ = ["encode_left_padded", "left_pad", "load_model", "resolve_model", "ModelInfo",
-           "ModelError"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "encode_left_padded": "freqgap.inference.batching",
+    "left_pad": "freqgap.inference.batching",
+    "load_model": "freqgap.inference.models",
+    "resolve_model": "freqgap.inference.models",
+    "ModelInfo": "freqgap.inference.models",
+    "ModelError": "freqgap.inference.models",
+    "Generator": "freqgap.inference.generate",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'freqgap.inference' has no attribute {name!r}")

@@ -68,21 +68,25 @@ def summarize(table: pa.Table) -> dict[str, Any]:
             "accuracy_lenient": acc("correct_lenient", table), "per_task": per_task}
 
 
-def _check_context(gen: Generator, table: pa.Table, info: ModelInfo, max_new: int) -> int:
-    """Error before any work if the longest prompts (by characters, per group) do not fit."""
-    longest = {}
-    cols = {c: table.column(c).to_pylist() for c in (*GROUP, "instance_id", "prompt")}
-    for i in range(table.num_rows):
-        g = tuple(cols[c][i] for c in GROUP)
-        if g not in longest or len(cols["prompt"][i]) > len(cols["prompt"][longest[g]]):
-            longest[g] = i
-    if not longest:
+def _group_bounds(keys: dict[str, list]) -> list[int]:
+    """Row offsets where a new (task, k, seed) starts in key-sorted rows, plus the end."""
+    n = len(keys["task"])
+    return [0] + [i for i in range(1, n)
+                  if any(keys[c][i] != keys[c][i - 1] for c in GROUP)] + [n]
+
+
+def _check_context(gen: Generator, table: pa.Table, keys: dict[str, list], bounds: list[int],
+                   info: ModelInfo, max_new: int) -> int:
+    """Error before any work if the longest prompt of a group (by characters, then
+    tokens) does not fit the model's context; returns the longest length in tokens."""
+    if table.num_rows == 0:
         return 0
-    idx = list(longest.values())
-    lengths = [len(s) for s in gen.tokenize([cols["prompt"][i] for i in idx])]
+    chars = pc.utf8_length(table.column("prompt")).to_numpy()
+    idx = [g0 + int(chars[g0:g1].argmax()) for g0, g1 in zip(bounds[:-1], bounds[1:])]
+    texts = table.take(pa.array(idx)).column("prompt").to_pylist()
+    lengths = [len(s) for s in gen.tokenize(texts)]
     worst = max(range(len(idx)), key=lambda j: lengths[j])
-    _raise_if_too_long(lengths[worst], max_new, info,
-                       tuple(cols[c][idx[worst]] for c in KEY))
+    _raise_if_too_long(lengths[worst], max_new, info, tuple(keys[c][idx[worst]] for c in KEY))
     return lengths[worst]
 
 
@@ -125,12 +129,13 @@ def predict(prompts_path: str | Path, out_dir: str | Path, model: str,
                                    f"file than {prompts_path}; remove it or use another --out-root")
         return done
     writer = ChunkWriter(target, label, rev)
-    expected = set(zip(*[prompts.column(c).to_pylist() for c in KEY]))
+    all_keys = list(zip(*[prompts.column(c).to_pylist() for c in KEY]))
+    expected = set(all_keys)
     stray = writer.done - expected
     if stray:
         raise PredictionsError(f"{target}: holds {len(stray)} rows that are not in {prompts_path} "
-                         f"(e.g. {sorted(stray)[:2]}); it belongs to another prompts file")
-    todo_mask = pa.array([k not in writer.done for k in zip(*[prompts.column(c).to_pylist() for c in KEY])])
+                               f"(e.g. {sorted(stray)[:2]}); it belongs to another prompts file")
+    todo_mask = pa.array([k not in writer.done for k in all_keys])
     todo = prompts.filter(todo_mask).sort_by([(c, "ascending") for c in (*GROUP, "instance_id")])
 
     if loaded is None:
@@ -144,13 +149,12 @@ def predict(prompts_path: str | Path, out_dir: str | Path, model: str,
     gen = Generator(model_obj, tokenizer, max_new_tokens=max_new_tokens, batch_size=batch_size,
                     on_batch_size_change=lambda b: progress.update(
                         extra=f"out of memory: batch size now {b}", force=True))
-    longest = _check_context(gen, todo, info, max_new_tokens)
+    keys = {c: todo.column(c).to_pylist() for c in KEY}
+    starts = _group_bounds(keys)
+    longest = _check_context(gen, todo, keys, starts, info, max_new_tokens)
     stats = GroupStats()
     buffer: list[dict[str, Any]] = []
     chunks = 0
-    cols = {c: todo.column(c).to_pylist() for c in todo.column_names}
-    starts = [0] + [i for i in range(1, todo.num_rows)
-                    if any(cols[c][i] != cols[c][i - 1] for c in GROUP)] + [todo.num_rows]
     for g0, g1 in zip(starts[:-1], starts[1:]):
         for p0 in range(g0, g1, chunk_size):
             p1 = min(p0 + chunk_size, g1)
@@ -159,19 +163,22 @@ def predict(prompts_path: str | Path, out_dir: str | Path, model: str,
                 buffer, chunks = [], chunks + 1
                 if stop_after_chunks is not None and chunks >= stop_after_chunks:
                     return None
-            conts = gen.generate_group(cols["prefix"][p0], cols["prompt"][p0:p1],
+            piece = todo.slice(p0, p1 - p0)
+            answers = piece.column("answer").to_pylist()
+            conts = gen.generate_group(piece.column("prefix")[0].as_py(),
+                                       piece.column("prompt").to_pylist(),
                                        reuse=reuse_prefix, stats=stats)
-            for i, cont in zip(range(p0, p1), conts):
+            for j, cont in enumerate(conts):
                 row = {"model": label, "revision": rev,
-                       **{c: cols[c][i] for c in KEY}, "continuation": cont}
-                row.update(score(cont, cols["answer"][i]))
+                       **{c: keys[c][p0 + j] for c in KEY}, "continuation": cont}
+                row.update(score(cont, answers[j]))
                 buffer.append(row)
             progress.update(advance=p1 - p0, extra=f"batch {gen.batch_size}")
     writer.write(buffer)
     progress.update(force=True, extra="done")
-    keys, _ = read_keys(part_files(target))
-    check_complete(keys, expected, str(target))
-    table = pa.concat_tables(pq.read_table(f) for f in part_files(target)) if keys else \
+    written, _ = read_keys(part_files(target))
+    check_complete(written, expected, str(target))
+    table = pa.concat_tables(pq.read_table(f) for f in part_files(target)) if written else \
         pa.table({c: [] for c in ("task", "correct", "correct_lenient")})
     config = {"model": info.to_dict(), "label": label, "revision": rev,
               "max_new_tokens": max_new_tokens, "batch_size": batch_size,
