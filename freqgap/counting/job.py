@@ -23,7 +23,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from freqgap.counting import partials
+from freqgap.counting.codec import TermCodec
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import BadInputError, InputFile, list_inputs
 from freqgap.counting.storage import Storage, qualify
@@ -32,6 +35,11 @@ from freqgap.progress import Progress, format_duration
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
 DATASETS = ("unigrams", "pairs", "triples")
+_PARTIAL_KEY = ("kind", "key", "t1", "t2", "t3")
+# dataset -> (partial kind, number of terms in a key, output columns)
+_LAYOUT = {"unigrams": (partials.UNIGRAM, 1, ("term", "kind", "count")),
+           "pairs": (partials.PAIR, 2, ("t1", "t2", "count")),
+           "triples": (partials.TRIPLE, 3, ("t1", "t2", "t3", "count"))}
 
 
 class CountJobError(RuntimeError):
@@ -59,9 +67,9 @@ def _spark_types():
     lines = StructType([StructField("file", IntegerType()), StructField("line", LongType()),
                         StructField("payload", BinaryType()), StructField("is_text", BooleanType()),
                         StructField("error", StringType())])
-    partial = StructType([StructField("kind", StringType()), StructField("t1", StringType()),
-                          StructField("t2", StringType()), StructField("t3", StringType()),
-                          StructField("n", LongType())])
+    partial = StructType([StructField("kind", StringType()), StructField("key", LongType()),
+                          StructField("t1", StringType()), StructField("t2", StringType()),
+                          StructField("t3", StringType()), StructField("n", LongType())])
     files = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
                         StructField("size", LongType()), StructField("mtime", LongType())])
     return lines, partial, files
@@ -86,6 +94,25 @@ def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str]):
             partials.line_rows(_files_of(batches), rules.text_field, on_bad), rules, on_bad, paths)
 
     return read, count, read_and_count
+
+
+def _make_decoder(rules: TermRules, order: int):
+    """mapInArrow function: (key, n) rows -> the dataset's string columns and count."""
+    def decode(batches):
+        import pyarrow as pa
+
+        codec = TermCodec(rules)
+        for batch in batches:
+            keys = batch.column("key").to_numpy()
+            ids = TermCodec.split(keys, order)
+            columns = [codec.decode(i) for i in ids]
+            if order == 1:
+                columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
+            columns.append(batch.column("n"))
+            names = list(_LAYOUT[next(k for k, v in _LAYOUT.items() if v[1] == order)][2])
+            yield pa.RecordBatch.from_arrays(columns, names=names)
+
+    return decode
 
 
 def fingerprint(config: dict[str, Any], files: list[InputFile]) -> str:
@@ -218,7 +245,7 @@ class CountJob:
             partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
         else:
             partial = files_df.mapInArrow(read_and_count, partial_t)
-        summed = partial.groupBy("kind", "t1", "t2", "t3").agg(F.sum("n").alias("n"))
+        summed = partial.groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n"))
         tmp = target + ".tmp"
         self.storage.delete(tmp)
         summed.write.mode("overwrite").parquet(tmp)
@@ -230,7 +257,7 @@ class CountJob:
 
         _, partial_t, _ = _spark_types()
         merged = (self.spark.read.schema(partial_t).parquet(*group_dirs)
-                  .groupBy("kind", "t1", "t2", "t3").agg(F.sum("n").alias("n")))
+                  .groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n")))
         return merged.persist()
 
     def _write_datasets(self, merged, sizes: dict[str, int]) -> None:
@@ -238,20 +265,13 @@ class CountJob:
 
         final = f"{self.work}/final"
         self.storage.delete(final)
-        frames = {
-            "unigrams": merged.where(F.col("kind") == partials.UNIGRAM).select(
-                F.col("t1").alias("term"),
-                F.when(F.col("t1").rlike("^[0-9]+$"), F.lit("number")).otherwise(F.lit("word")).alias("kind"),
-                F.col("n").alias("count")),
-            "pairs": merged.where(F.col("kind") == partials.PAIR).select(
-                "t1", "t2", F.col("n").alias("count")),
-            "triples": merged.where(F.col("kind") == partials.TRIPLE).select(
-                "t1", "t2", "t3", F.col("n").alias("count")),
-        }
-        keys = {"unigrams": ["term"], "pairs": ["t1", "t2"], "triples": ["t1", "t2", "t3"]}
-        for name, frame in frames.items():
+        for name, (kind, order, columns) in _LAYOUT.items():
+            schema = ", ".join(f"{c} {'bigint' if c == 'count' else 'string'}" for c in columns)
+            keys = [c for c in columns if c != "count" and c != "kind"]
+            frame = (merged.where(F.col("kind") == kind).select("key", "n")
+                     .mapInArrow(_make_decoder(self.rules, order), schema))
             n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
-            (frame.repartition(n_files, *keys[name]).sortWithinPartitions(*keys[name])
+            (frame.repartition(n_files, *keys).sortWithinPartitions(*keys)
              .write.mode("overwrite").parquet(f"{final}/{name}"))
         for name in DATASETS:
             self.storage.delete(f"{self.out}/{name}")

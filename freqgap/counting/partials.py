@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from freqgap.counting.codec import TermCodec
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import BadInputError, InputFile, iter_lines, iter_parquet_texts
@@ -25,14 +26,16 @@ from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
 LINES_SCHEMA = pa.schema([("file", pa.int32()), ("line", pa.int64()), ("payload", pa.binary()),
                           ("is_text", pa.bool_()), ("error", pa.string())])
-PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("t1", pa.string()), ("t2", pa.string()),
-                            ("t3", pa.string()), ("n", pa.int64())])
+PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("t1", pa.string()),
+                            ("t2", pa.string()), ("t3", pa.string()), ("n", pa.int64())])
 # kinds of partial rows
 UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
 DOCS, TOKENS, LINES, BYTES, SUBSET, SKIP = "docs", "tokens", "lines", "bytes", "subset", "skip"
 LINE_BATCH_BYTES = 8 << 20
 LINE_BATCH_ROWS = 4096
 COUNT_CHUNK_BYTES = 8 << 20
+COMPACT_ROWS = 2_000_000      # sum a task's pending keys when this many have piled up
+EMIT_ROWS = 4_000_000         # and hand them to Spark when that many remain after summing
 
 
 def _lines_batch(rows: list[tuple[int, int, bytes, bool, str | None]]) -> pa.RecordBatch:
@@ -120,52 +123,97 @@ class _Accumulator:
 
 def _stat_rows(stats: Counter) -> pa.RecordBatch:
     keys = list(stats)
-    return _partial_batch([k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
-                          [k[3] for k in keys], np.array([stats[k] for k in keys], dtype=np.int64))
-
-
-def _partial_batch(kind, t1, t2, t3, n) -> pa.RecordBatch:
+    n = len(keys)
     return pa.RecordBatch.from_arrays(
-        [pa.array(kind, pa.string()), pa.array(t1, pa.string()), pa.array(t2, pa.string()),
-         pa.array(t3, pa.string()), pa.array(n, pa.int64())], schema=PARTIAL_SCHEMA)
+        [pa.array([k[0] for k in keys], pa.string()), pa.nulls(n, pa.int64()),
+         pa.array([k[1] for k in keys], pa.string()), pa.array([k[2] for k in keys], pa.string()),
+         pa.array([k[3] for k in keys], pa.string()),
+         pa.array(np.array([stats[k] for k in keys], dtype=np.int64))], schema=PARTIAL_SCHEMA)
 
 
-def count_texts(texts: list[str], rules: TermRules) -> tuple[list[pa.RecordBatch], int]:
-    """Partial unigram/pair/triple counts of a list of texts, and their token total."""
+def _count_batch(kind: str, keys: np.ndarray, counts: np.ndarray) -> pa.RecordBatch:
+    n = keys.shape[0]
+    null = pa.nulls(n, pa.string())
+    return pa.RecordBatch.from_arrays([pa.array(np.full(n, kind, dtype=object), pa.string()),
+                                       pa.array(keys), null, null, null, pa.array(counts)],
+                                      schema=PARTIAL_SCHEMA)
+
+
+def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact int64 sums of `counts` per distinct key (keys returned sorted)."""
+    if not keys.size:
+        return keys, counts
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], counts[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    return keys[starts], np.add.reduceat(counts, starts)
+
+
+def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec) -> tuple[dict, int]:
+    """{kind: (int64 keys, counts)} of one chunk of texts, and its token total."""
     occ = find_terms(texts, rules)
-    terms = pa.array(occ.terms, pa.string())
-    out = []
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    gid = codec.encode(occ.terms)
     ids, counts = unigram_counts(occ)
-    if ids.size:
-        out.append(_partial_batch(pa.array([UNIGRAM] * ids.size), terms.take(pa.array(ids)),
-                                  pa.nulls(ids.size, pa.string()), pa.nulls(ids.size, pa.string()), counts))
+    out[UNIGRAM] = (gid[ids], counts)
     if rules.max_order >= 2:
         keys, counts = pair_counts(occ, rules.window)
-        if counts.size:
-            out.append(_partial_batch(pa.array([PAIR] * counts.size), terms.take(pa.array(keys[:, 0])),
-                                      terms.take(pa.array(keys[:, 1])), pa.nulls(counts.size, pa.string()),
-                                      counts))
+        out[PAIR] = (codec.pair_keys(gid[keys[:, 0]], gid[keys[:, 1]]), counts)
     if rules.max_order >= 3:
         keys, counts = triple_counts(occ, rules.window)
-        if counts.size:
-            out.append(_partial_batch(pa.array([TRIPLE] * counts.size), terms.take(pa.array(keys[:, 0])),
-                                      terms.take(pa.array(keys[:, 1])), terms.take(pa.array(keys[:, 2])),
-                                      counts))
+        out[TRIPLE] = (codec.triple_keys(gid[keys[:, 0]], gid[keys[:, 1]], gid[keys[:, 2]]), counts)
     return out, int(occ.tokens_per_doc.sum())
+
+
+class KeySums:
+    """A task's pending partial counts per kind, summed in numpy before they go to Spark,
+    so each task hands over (about) its distinct keys rather than every chunk's."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self.rows = 0
+
+    def add(self, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Iterator[pa.RecordBatch]:
+        for kind, (keys, counts) in parts.items():
+            if keys.size:
+                self.pending.setdefault(kind, []).append((keys, counts.astype(np.int64)))
+                self.rows += keys.size
+        if self.rows >= COMPACT_ROWS:
+            self._compact()
+            if self.rows >= EMIT_ROWS:
+                yield from self.drain()
+
+    def _compact(self) -> None:
+        self.rows = 0
+        for kind, parts in self.pending.items():
+            keys, counts = sum_by_key(np.concatenate([k for k, _ in parts]),
+                                      np.concatenate([c for _, c in parts]))
+            self.pending[kind] = [(keys, counts)]
+            self.rows += keys.size
+
+    def drain(self) -> Iterator[pa.RecordBatch]:
+        self._compact()
+        for kind, parts in self.pending.items():
+            keys, counts = parts[0]
+            for start in range(0, keys.size, 1_000_000):
+                yield _count_batch(kind, keys[start:start + 1_000_000], counts[start:start + 1_000_000])
+        self.pending, self.rows = {}, 0
 
 
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key)."""
     acc = _Accumulator()
+    sums = KeySums()
+    codec = TermCodec(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
     def flush() -> Iterator[pa.RecordBatch]:
         if acc.texts:
-            parts, tokens = count_texts(acc.texts, rules)
+            parts, tokens = chunk_keys(acc.texts, rules, codec)
             acc.stats[(TOKENS, "", None, None)] += tokens
             acc.texts, acc.size = [], 0
-            yield from parts
+            yield from sums.add(parts)
 
     current, stats = None, None
     for fidx, number, payload, is_text, error in rows:
@@ -199,6 +247,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         if acc.size >= COUNT_CHUNK_BYTES:
             yield from flush()
     yield from flush()
+    yield from sums.drain()
     stats_rows = acc.finish()
     if stats_rows:
         yield _stat_rows(stats_rows)

@@ -44,8 +44,9 @@ class TermRules:
             raise ConfigError(f"max_order must be 1, 2 or 3 (got {self.max_order})")
         if self.number_rule not in NUMBER_RULES:
             raise ConfigError(f"number_rule must be one of {NUMBER_RULES} (got {self.number_rule!r})")
-        if not 1 <= self.max_digits <= 18:
-            raise ConfigError(f"max_digits must be within 1..18 (got {self.max_digits})")
+        if not 1 <= self.max_digits <= 6:
+            raise ConfigError(f"max_digits must be within 1..6 (got {self.max_digits}); "
+                              "SPEC §2 counts integers with less than seven digits")
         words = []
         for w in self.vocab:
             if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from freqgap.config import ConfigError
-from freqgap.counting.partials import count_texts as partial_counts
+from freqgap.counting.codec import TermCodec
+from freqgap.counting.partials import chunk_keys, sum_by_key
 from freqgap.counting.reference import count_texts
 from freqgap.counting.rules import TermRules, read_vocab_file
 from freqgap.counting.tokenize import find_terms
@@ -89,10 +91,32 @@ def test_window_option_and_orders():
                                           ("1", "3"): 1, ("2", "4"): 1}
 
 
-def test_partial_rows_respect_max_order():
-    batches, tokens = partial_counts(["9 10 9 9"], TermRules(max_order=1))
-    kinds = {k for b in batches for k in b.column("kind").to_pylist()}
-    assert kinds == {"u"} and tokens == 4
+def test_partial_keys_respect_max_order_and_decode_back():
+    rules = TermRules(max_order=1)
+    parts, tokens = chunk_keys(["9 10 9 9"], rules, TermCodec(rules))
+    assert set(parts) == {"u"} and tokens == 4
+    rules = TermRules()
+    codec = TermCodec(rules)
+    parts, _ = chunk_keys(["9 10 9 9"], rules, codec)
+    keys, counts = parts["t"]
+    decoded = [codec.decode(ids).to_pylist() for ids in TermCodec.split(keys, 3)]
+    assert dict(zip(zip(*decoded), counts.tolist())) == {("10", "9", "9"): 3, ("9", "9", "9"): 1}
+
+
+def test_codec_round_trip_keeps_leading_zeros_and_words():
+    codec = TermCodec(TermRules())
+    terms = ["0", "00", "000000", "5", "05", "999999", "123456", "decade", "day", "10"]
+    ids = codec.encode(terms)
+    assert len(set(ids.tolist())) == len(terms) and ids.max() < (1 << 21)
+    assert codec.decode(ids).to_pylist() == terms
+    assert codec.decode(ids[::-1].copy()).to_pylist() == terms[::-1]
+
+
+def test_sum_by_key_is_exact():
+    keys = np.array([5, 3, 5, 9, 3, 5], dtype=np.int64)
+    counts = np.array([1, 2, 3, 4, 5, 2 ** 40], dtype=np.int64)
+    k, c = sum_by_key(keys, counts)
+    assert k.tolist() == [3, 5, 9] and c.tolist() == [7, 4 + 2 ** 40, 4]
 
 
 def test_exact_word_wins_over_plural_and_config_errors(tmp_path):
