@@ -19,7 +19,7 @@ bench-corpus: setup
 
 # Retrain the committed demo checkpoint (the command in models/demo/COMMAND.txt).
 demo-model: setup
-	$$(sed -n 2p models/demo/COMMAND.txt | sed 's#^python #$(PY) #')
+	$(PY) jobs/train_lm.py --profile demo --corpus data/sample --output models/demo --threads 1 --record-predictions 40
 
 test-simulate: setup
 	$(PY) -m pytest -q tests/corpus tests/training

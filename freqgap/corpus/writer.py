@@ -88,6 +88,10 @@ def generate_corpus(profile: CorpusProfile, out_dir: str | Path, workers: int = 
     stale = out_dir / MANIFEST_NAME
     if stale.exists():
         stale.unlink()  # a directory being rewritten must not look complete
+    keep = {shard_name(profile, s) for s in range(profile.shards)}
+    for old in out_dir.glob(f"{profile.prefix}-*.jsonl.zst"):
+        if old.name not in keep:
+            old.unlink()  # shards of an earlier run with more shards would be read as input
     shards = range(profile.shards)
     if workers > 1 and profile.shards > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:

@@ -35,7 +35,7 @@ from freqgap.progress import Progress, format_duration
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
 DATASETS = ("unigrams", "pairs", "triples")
-_PARTIAL_KEY = ("kind", "key", "t1", "t2", "t3")
+_PARTIAL_KEY = ("kind", "key")
 # dataset -> (partial kind, number of terms in a key, output columns)
 _LAYOUT = {"unigrams": (partials.UNIGRAM, 1, ("term", "kind", "count")),
            "pairs": (partials.PAIR, 2, ("t1", "t2", "count")),
@@ -68,8 +68,7 @@ def _spark_types():
                         StructField("payload", BinaryType()), StructField("is_text", BooleanType()),
                         StructField("error", StringType())])
     partial = StructType([StructField("kind", StringType()), StructField("key", LongType()),
-                          StructField("t1", StringType()), StructField("t2", StringType()),
-                          StructField("t3", StringType()), StructField("n", LongType())])
+                          StructField("n", LongType())])
     files = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
                         StructField("size", LongType()), StructField("mtime", LongType())])
     return lines, partial, files
@@ -267,55 +266,61 @@ class CountJob:
         self.storage.delete(final)
         for name, (kind, order, columns) in _LAYOUT.items():
             schema = ", ".join(f"{c} {'bigint' if c == 'count' else 'string'}" for c in columns)
-            keys = [c for c in columns if c != "count" and c != "kind"]
-            frame = (merged.where(F.col("kind") == kind).select("key", "n")
-                     .mapInArrow(_make_decoder(self.rules, order), schema))
             n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
-            (frame.repartition(n_files, *keys).sortWithinPartitions(*keys)
+            # Shuffle and sort by the int64 key; strings exist only after this point.
+            (merged.where(F.col("kind") == kind).select("key", "n")
+             .repartition(n_files, "key").sortWithinPartitions("key")
+             .mapInArrow(_make_decoder(self.rules, order), schema)
              .write.mode("overwrite").parquet(f"{final}/{name}"))
         for name in DATASETS:
             self.storage.delete(f"{self.out}/{name}")
             self.storage.rename(f"{final}/{name}", f"{self.out}/{name}")
 
     def _statistics(self, merged, files: list[InputFile]) -> dict[str, Any]:
+        """Totals, per-file statistics and the skip report. Collected rows are bounded: a
+        few per file and subset, and at most 20 example lines per task, file and reason."""
         from pyspark.sql import functions as F
 
-        kinds = {r["kind"]: (r["rows"], r["total"]) for r in
-                 merged.groupBy("kind").agg(F.count("*").alias("rows"), F.sum("n").alias("total")).collect()}
+        is_count = F.col("kind").isin(*partials.COUNT_KINDS)
+        kinds = {r["kind"]: (r["rows"], int(r["total"] or 0)) for r in
+                 merged.where(is_count).groupBy("kind")
+                 .agg(F.count("*").alias("rows"), F.sum("n").alias("total")).collect()}
         per_file: dict[int, dict[str, int]] = {f.index: {} for f in files}
-        for r in merged.where(F.col("kind").isin(partials.DOCS, partials.TOKENS, partials.LINES,
-                                                 partials.BYTES)).collect():
-            if r["t1"]:
-                per_file[int(r["t1"])][r["kind"]] = int(r["n"])
-        tokens = kinds.get(partials.TOKENS, (0, 0))[1] or 0
-        subsets = {r["t1"]: int(r["n"]) for r in
-                   merged.where(F.col("kind") == partials.SUBSET).collect()}
-        skip_rows = (merged.where(F.col("kind") == partials.SKIP)
-                     .groupBy("t1", "t2").agg(F.sum("n").alias("count"),
-                                              F.slice(F.sort_array(F.collect_list(F.col("t3").cast("long"))), 1, 20)
-                                              .alias("lines")).collect())
         by_index = {f.index: f.path for f in files}
+        subsets: dict[str, int] = {}
         skipped: dict[str, dict[str, Any]] = {}
-        for r in skip_rows:
-            skipped.setdefault(by_index[int(r["t1"])], {})[r["t2"]] = {
-                "count": int(r["count"]), "first_lines": [int(x) for x in r["lines"] if x]}
+        tokens = 0
+        for r in sorted(merged.where(~is_count).collect(), key=lambda r: (r["kind"], r["key"] or 0)):
+            name, *args = r["kind"].split(partials.SEP)
+            if name == partials.TOKENS:
+                tokens += int(r["n"])
+            elif name in (partials.LINES, partials.BYTES, partials.DOCS):
+                per_file[int(args[0])][name] = int(r["n"])
+            elif name == partials.SUBSET:
+                subsets[args[0]] = int(r["n"])
+            else:
+                entry = skipped.setdefault(by_index[int(args[0])], {}).setdefault(
+                    args[1], {"count": 0, "first_lines": []})
+                if name == partials.SKIPS:
+                    entry["count"] = int(r["n"])
+                elif r["key"] and len(entry["first_lines"]) < partials.SKIP_EXAMPLES:
+                    entry["first_lines"].append(int(r["key"]))
+        sizes = {name: kinds.get(kind, (0, 0))[0] for name, (kind, _, _) in _LAYOUT.items()}
         return {
-            "sizes": {"unigrams": kinds.get(partials.UNIGRAM, (0, 0))[0],
-                      "pairs": kinds.get(partials.PAIR, (0, 0))[0],
-                      "triples": kinds.get(partials.TRIPLE, (0, 0))[0]},
+            "sizes": sizes,
             "totals": {
                 "files": len(files),
                 "documents": sum(v.get(partials.DOCS, 0) for v in per_file.values()),
                 "lines": sum(v.get(partials.LINES, 0) for v in per_file.values()),
                 "text_bytes": sum(v.get(partials.BYTES, 0) for v in per_file.values()),
                 "input_bytes": sum(f.size for f in files),
-                "tokens": int(tokens),
-                "term_occurrences": int(kinds.get(partials.UNIGRAM, (0, 0))[1] or 0),
-                "distinct_terms": kinds.get(partials.UNIGRAM, (0, 0))[0],
-                "distinct_pairs": kinds.get(partials.PAIR, (0, 0))[0],
-                "pair_occurrences": int(kinds.get(partials.PAIR, (0, 0))[1] or 0),
-                "distinct_triples": kinds.get(partials.TRIPLE, (0, 0))[0],
-                "triple_occurrences": int(kinds.get(partials.TRIPLE, (0, 0))[1] or 0),
+                "tokens": tokens,
+                "term_occurrences": kinds.get(partials.UNIGRAM, (0, 0))[1],
+                "distinct_terms": sizes["unigrams"],
+                "distinct_pairs": sizes["pairs"],
+                "pair_occurrences": kinds.get(partials.PAIR, (0, 0))[1],
+                "distinct_triples": sizes["triples"],
+                "triple_occurrences": kinds.get(partials.TRIPLE, (0, 0))[1],
                 "skipped_records": sum(v["count"] for d in skipped.values() for v in d.values()),
             },
             "per_file": per_file,
@@ -379,7 +384,7 @@ class CountJob:
         totals["record_mb_per_s"] = round(totals["text_bytes"] / 1e6 / elapsed, 3) if elapsed else None
         inputs = [{"path": f.path, "size": f.size, "mtime": f.mtime, **{
             k: stats["per_file"][f.index].get(k, 0) for k in (partials.LINES, partials.DOCS,
-                                                             partials.TOKENS, partials.BYTES)}}
+                                                             partials.BYTES)}}
                   for f in files]
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
                                   fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],

@@ -1,11 +1,13 @@
 """The two worker-side steps of the counting job, as Arrow batch iterators.
 
 `read_lines`  : input files -> line batches (file index, line number, raw bytes).
-`count_lines` : line batches -> partial counts (kind, t1, t2, t3, n), to be summed by key.
+`count_lines` : lines -> partial counts (kind, key, n), to be summed by (kind, key).
 
-They run inside Spark's `mapInArrow`, but are plain functions over Arrow batches, so the
-unit tests call them directly. Statistics and skipped records travel in the same partial
-table under their own `kind`, so one exact sum gives counts, totals and skip reports.
+They run inside Spark's `mapInArrow`, but are plain functions, so the unit tests call them
+directly. Count rows have kind u/p/t and an int64 term key (freqgap.counting.codec).
+Statistics and skipped records travel in the same narrow table, their kind a tab-joined
+label (`docs<TAB>3`, `skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts,
+totals and skip reports.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
 LINES_SCHEMA = pa.schema([("file", pa.int32()), ("line", pa.int64()), ("payload", pa.binary()),
                           ("is_text", pa.bool_()), ("error", pa.string())])
-PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("t1", pa.string()),
-                            ("t2", pa.string()), ("t3", pa.string()), ("n", pa.int64())])
+PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa.int64())])
 # kinds of partial rows
 UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
-DOCS, TOKENS, LINES, BYTES, SUBSET, SKIP = "docs", "tokens", "lines", "bytes", "subset", "skip"
+COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)
+DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
+SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
+SKIP_EXAMPLES = 20
+SEP = "\t"
 LINE_BATCH_BYTES = 8 << 20
 LINE_BATCH_ROWS = 4096
 COUNT_CHUNK_BYTES = 8 << 20
@@ -100,9 +105,10 @@ class _Accumulator:
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.size = 0
-        self.stats: Counter[tuple[str, str, str | None, str | None]] = Counter()
+        self.tokens = 0
         self.per_file: dict[int, list[int]] = {}   # file -> [lines, bytes, docs]
         self.subsets: Counter[str] = Counter()
+        self.skips: dict[tuple[int, str], list] = {}   # (file, reason) -> [count, first lines]
 
     def file_stats(self, fidx: int) -> list[int]:
         stats = self.per_file.get(fidx)
@@ -110,33 +116,40 @@ class _Accumulator:
             stats = self.per_file[fidx] = [0, 0, 0]
         return stats
 
-    def finish(self) -> Counter:
-        for fidx, (lines, size, docs) in self.per_file.items():
-            key = str(fidx)
-            self.stats[(LINES, key, None, None)] += lines
-            self.stats[(BYTES, key, None, None)] += size
-            self.stats[(DOCS, key, None, None)] += docs
+    def skip(self, fidx: int, reason: str, line: int) -> None:
+        entry = self.skips.setdefault((fidx, reason), [0, []])
+        entry[0] += 1
+        if len(entry[1]) < SKIP_EXAMPLES:
+            entry[1].append(line)
+
+    def stat_rows(self) -> pa.RecordBatch:
+        """The task's statistics as partial rows (a few per file, at most 20 per skip reason)."""
+        kinds, keys, counts = [TOKENS], [None], [self.tokens]
+        for fidx, values in self.per_file.items():
+            for name, value in zip((LINES, BYTES, DOCS), values):
+                kinds.append(f"{name}{SEP}{fidx}")
+                keys.append(None)
+                counts.append(value)
         for subset, docs in self.subsets.items():
-            self.stats[(SUBSET, subset, None, None)] += docs
-        return self.stats
-
-
-def _stat_rows(stats: Counter) -> pa.RecordBatch:
-    keys = list(stats)
-    n = len(keys)
-    return pa.RecordBatch.from_arrays(
-        [pa.array([k[0] for k in keys], pa.string()), pa.nulls(n, pa.int64()),
-         pa.array([k[1] for k in keys], pa.string()), pa.array([k[2] for k in keys], pa.string()),
-         pa.array([k[3] for k in keys], pa.string()),
-         pa.array(np.array([stats[k] for k in keys], dtype=np.int64))], schema=PARTIAL_SCHEMA)
+            kinds.append(f"{SUBSET}{SEP}{subset}")
+            keys.append(None)
+            counts.append(docs)
+        for (fidx, reason), (count, lines) in self.skips.items():
+            kinds.append(f"{SKIPS}{SEP}{fidx}{SEP}{reason}")
+            keys.append(None)
+            counts.append(count)
+            for line in lines:
+                kinds.append(f"{SKIP_LINE}{SEP}{fidx}{SEP}{reason}")
+                keys.append(line)
+                counts.append(1)
+        return pa.RecordBatch.from_arrays([pa.array(kinds, pa.string()), pa.array(keys, pa.int64()),
+                                           pa.array(counts, pa.int64())], schema=PARTIAL_SCHEMA)
 
 
 def _count_batch(kind: str, keys: np.ndarray, counts: np.ndarray) -> pa.RecordBatch:
-    n = keys.shape[0]
-    null = pa.nulls(n, pa.string())
-    return pa.RecordBatch.from_arrays([pa.array(np.full(n, kind, dtype=object), pa.string()),
-                                       pa.array(keys), null, null, null, pa.array(counts)],
-                                      schema=PARTIAL_SCHEMA)
+    kinds = pa.DictionaryArray.from_arrays(pa.array(np.zeros(keys.shape[0], dtype=np.int8)),
+                                           pa.array([kind])).cast(pa.string())
+    return pa.RecordBatch.from_arrays([kinds, pa.array(keys), pa.array(counts)], schema=PARTIAL_SCHEMA)
 
 
 def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +224,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     def flush() -> Iterator[pa.RecordBatch]:
         if acc.texts:
             parts, tokens = chunk_keys(acc.texts, rules, codec)
-            acc.stats[(TOKENS, "", None, None)] += tokens
+            acc.tokens += tokens
             acc.texts, acc.size = [], 0
             yield from sums.add(parts)
 
@@ -220,7 +233,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         if fidx != current:
             current, stats = fidx, acc.file_stats(fidx)
         if error is not None:
-            acc.stats[(SKIP, str(fidx), error, str(number))] += 1
+            acc.skip(fidx, error, number)
             if number != FILE_ERROR_LINE:
                 stats[0] += 1
             continue
@@ -229,7 +242,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         if is_text:
             text, subset = payload.decode("utf-8"), None
         elif not payload.strip():
-            acc.stats[(SKIP, str(fidx), "blank line", str(number))] += 1
+            acc.skip(fidx, "blank line", number)
             continue
         else:
             try:
@@ -237,7 +250,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             except RecordError as exc:
                 if on_bad == "fail":
                     raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
-                acc.stats[(SKIP, str(fidx), exc.reason, str(number))] += 1
+                acc.skip(fidx, exc.reason, number)
                 continue
         stats[2] += 1
         if subset is not None:
@@ -248,6 +261,4 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             yield from flush()
     yield from flush()
     yield from sums.drain()
-    stats_rows = acc.finish()
-    if stats_rows:
-        yield _stat_rows(stats_rows)
+    yield acc.stat_rows()

@@ -41,6 +41,7 @@ class SimulateOptions:
     max_test_items: int | None = None
     boot_reps: int = 1000
     device: str | None = None
+    max_order: int | None = None      # counting: None = conf/terms.yaml (3); 1 = unigrams only
 
 
 def _fresh(path: Path) -> Path:
@@ -53,6 +54,7 @@ def _fresh(path: Path) -> Path:
 def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str, Any]:
     """Corpus → model → counts → instances → predictions → gaps for one operand law."""
     from freqgap.counting.job import run_count
+    from freqgap.counting.rules import TermRules
     from freqgap.gaps.options import options_from_conf
     from freqgap.gaps.run import run_gaps
     from freqgap.inference.predict import predict
@@ -71,7 +73,8 @@ def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str,
     trained = train_model(settings, [str(base / "corpus")], base / "model")
     times["train_s"] = time.monotonic() - t
     t = time.monotonic()
-    run_count([str(base / "corpus")], str(base / "counts"), spark=spark)
+    rules = TermRules.from_conf({"max_order": opts.max_order})
+    run_count([str(base / "corpus")], str(base / "counts"), rules=rules, spark=spark)
     times["count_s"] = time.monotonic() - t
     t = time.monotonic()
     grid = Grid(tasks=(opts.task,), ks=tuple(opts.ks), seeds=tuple(opts.seeds),

@@ -42,6 +42,12 @@ def test_same_seed_same_bytes_different_seed_different(tiny, tmp_path):
         assert digest != _digests(tiny)[name]
 
 
+def test_rewrite_with_fewer_shards_leaves_no_stale_shard(tmp_path):
+    generate_corpus(load_profile("tiny", {"shards": 3, "shard_mb": 0.05}), tmp_path, progress=False)
+    generate_corpus(load_profile("tiny", {"shards": 1, "shard_mb": 0.05}), tmp_path, progress=False)
+    assert sorted(p.name for p in tmp_path.glob("*.jsonl.zst")) == ["pile-tiny-00.jsonl.zst"]
+
+
 def test_parallel_shards_give_the_same_bytes(tiny, tmp_path):
     generate_corpus(load_profile("tiny"), tmp_path, workers=2, progress=False)
     assert _digests(tmp_path) == _digests(tiny)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pyarrow.parquet as pq
-import pytest
 
 from freqgap.corpus import generate_corpus, load_profile
 from freqgap.corpus.numbers import NumberModel

@@ -13,8 +13,8 @@ from freqgap.training.simulate import SimulateOptions, run_simulate
 def test_simulate_smoke(spark, tmp_path):
     opts = SimulateOptions(work=tmp_path / "work", results=tmp_path / "results",
                            train_profile="smoke", train_overrides={"steps": 4, "threads": 1},
-                           corpus_overrides={"shard_mb": 0.25}, seeds=(0,), max_test_items=60,
-                           boot_reps=20, device="cpu")
+                           corpus_overrides={"shard_mb": 0.15}, seeds=(0,), max_test_items=60,
+                           boot_reps=20, device="cpu", max_order=1)
     report = run_simulate(opts, spark=spark, log=lambda _: None)
     text = report.read_text()
     assert "| zipf | {1} | 2 |" in text and "| uniform | {1} | 2 |" in text
