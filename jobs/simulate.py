@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-test-items", type=int, help="cap on test items per (k, seed) (default: all)")
     ap.add_argument("--boot-reps", type=int, default=1000, help="bootstrap replicates for Δ's interval")
     ap.add_argument("--device", help="inference device (default: cuda if available, else cpu)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep corpora and models already written with the same settings "
+                         "(their manifests say so); counts, inference and gaps are redone")
     args = ap.parse_args(argv)
     train = {k: v for k, v in {"steps": args.steps, "threads": args.threads}.items() if v is not None}
     corpus = {"shard_mb": args.shard_mb} if args.shard_mb else {}
@@ -39,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
                            train_profile=args.train_profile, train_overrides=train,
                            corpus_overrides=corpus, task=args.task, ks=tuple(args.k),
                            seeds=tuple(args.seeds), max_test_items=args.max_test_items,
-                           boot_reps=args.boot_reps, device=args.device)
+                           boot_reps=args.boot_reps, device=args.device,
+                           resume=args.resume)
     report = run_simulate(opts)
     print(report.read_text(encoding="utf-8"))
     print(f"report: {report}")

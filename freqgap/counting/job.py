@@ -244,10 +244,11 @@ class CountJob:
             partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
         else:
             partial = files_df.mapInArrow(read_and_count, partial_t)
-        summed = partial.groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n"))
+        # Each task already summed its own keys (partials.KeySums); the exact sum over tasks
+        # happens once, in the merge, so a group is written without a shuffle.
         tmp = target + ".tmp"
         self.storage.delete(tmp)
-        summed.write.mode("overwrite").parquet(tmp)
+        partial.write.mode("overwrite").parquet(tmp)
         self.storage.rename(tmp, target)
 
     # ---- merging and committing -----------------------------------------------------
@@ -267,9 +268,10 @@ class CountJob:
         for name, (kind, order, columns) in _LAYOUT.items():
             schema = ", ".join(f"{c} {'bigint' if c == 'count' else 'string'}" for c in columns)
             n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
-            # Shuffle and sort by the int64 key; strings exist only after this point.
+            # The merge already partitioned rows by key: sort within those partitions by the
+            # int64 key, no second shuffle; strings exist only after this point.
             (merged.where(F.col("kind") == kind).select("key", "n")
-             .repartition(n_files, "key").sortWithinPartitions("key")
+             .coalesce(n_files).sortWithinPartitions("key")
              .mapInArrow(_make_decoder(self.rules, order), schema)
              .write.mode("overwrite").parquet(f"{final}/{name}"))
         for name in DATASETS:

@@ -17,6 +17,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
 
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.records import RecordError, check_text, parse_record
@@ -59,23 +61,23 @@ def line_rows(files: Iterable[InputFile], text_field: str, on_bad: str) -> Itera
     mode it becomes one error row, and the lines read before it are kept.
     """
     for f in files:
-        source = (((n, v, True) for n, v in iter_parquet_texts(f.path, text_field)) if f.is_parquet
-                  else ((n, v, False) for n, v in iter_lines(f.path)))
+        index = f.index
         try:
-            for number, value, is_text in source:
-                if is_text:
-                    try:
-                        value = check_text(value, text_field).encode("utf-8")
-                    except RecordError as exc:
-                        if on_bad == "fail":
-                            raise BadInputError(f.path, str(exc), number) from None
-                        yield (f.index, number, b"", True, exc.reason)
-                        continue
-                yield (f.index, number, value, is_text, None)
+            if not f.is_parquet:
+                for number, value in iter_lines(f.path):
+                    yield (index, number, value, False, None)
+                continue
+            for number, value in iter_parquet_texts(f.path, text_field):
+                try:
+                    yield (index, number, check_text(value, text_field).encode("utf-8"), True, None)
+                except RecordError as exc:
+                    if on_bad == "fail":
+                        raise BadInputError(f.path, str(exc), number) from None
+                    yield (index, number, b"", True, exc.reason)
         except BadInputError as exc:
             if on_bad == "fail":
                 raise
-            yield (f.index, FILE_ERROR_LINE, b"", False, exc.reason)
+            yield (index, FILE_ERROR_LINE, b"", False, exc.reason)
 
 
 def read_lines(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[pa.RecordBatch]:
@@ -213,20 +215,105 @@ class KeySums:
         self.pending, self.rows = {}, 0
 
 
+_JSON_SPACE = b" \t\r\n"
+_BLANK_START = (b"", b" ", b"\t", b"\r", b"\n")
+
+
+class _JsonChunk:
+    """Raw JSON records of one chunk, parsed together by Arrow's C++ JSON reader.
+
+    Any record Arrow rejects or reads as null (bad JSON, a missing or non-string text,
+    duplicate keys, a lone surrogate) sends the whole chunk to the per-record Python path,
+    which names the bad record exactly: the fast path never decides what is an error.
+    """
+
+    def __init__(self, rules: TermRules) -> None:
+        self.payloads: list[bytes] = []
+        self.where: list[tuple[int, int]] = []     # (file, line) of each payload
+        self.size = 0
+        self.fast = "." not in rules.text_field and rules.subset_field in (None, "meta.pile_set_name")
+        fields = [(rules.text_field, pa.string())]
+        if rules.subset_field:
+            fields.append(("meta", pa.struct([("pile_set_name", pa.string())])))
+        self.options = (pajson.ReadOptions(use_threads=False, block_size=1 << 30),
+                        pajson.ParseOptions(explicit_schema=pa.schema(fields),
+                                            unexpected_field_behavior="ignore"))
+
+    def add(self, fidx: int, number: int, payload: bytes) -> None:
+        self.payloads.append(payload)
+        self.where.append((fidx, number))
+        self.size += len(payload)
+
+    def arrow_texts(self, text_field: str):
+        """(texts, subsets) as Arrow arrays, or None when the chunk needs the Python path."""
+        if not self.fast:
+            return None
+        data = b"\n".join(self.payloads)
+        if b"\\ud" in data or b"\\uD" in data:     # possible lone surrogates: Python decides
+            return None
+        try:
+            table = pajson.read_json(pa.BufferReader(data), *self.options)
+        except (pa.ArrowInvalid, UnicodeDecodeError, ValueError):
+            return None
+        if table.num_rows != len(self.payloads):
+            return None
+        texts = table.column(text_field)
+        if texts.null_count:
+            return None
+        subsets = (pc.struct_field(table.column("meta"), "pile_set_name")
+                   if "meta" in table.column_names else None)
+        return texts, subsets
+
+    def clear(self) -> None:
+        self.payloads, self.where, self.size = [], [], 0
+
+
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key)."""
     acc = _Accumulator()
     sums = KeySums()
     codec = TermCodec(rules)
+    chunk = _JsonChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
-    def flush() -> Iterator[pa.RecordBatch]:
+    def count(texts) -> Iterator[pa.RecordBatch]:
+        parts, tokens = chunk_keys(texts, rules, codec)
+        acc.tokens += tokens
+        yield from sums.add(parts)
+
+    def flush_json() -> Iterator[pa.RecordBatch]:
+        if not chunk.payloads:
+            return
+        parsed = chunk.arrow_texts(text_field)
+        if parsed is not None:
+            texts, subsets = parsed
+            if subsets is not None:
+                for item in pc.value_counts(subsets).to_pylist():
+                    if item["values"] is not None:
+                        acc.subsets[item["values"]] += item["counts"]
+        else:
+            texts = []
+            for (fidx, number), payload in zip(chunk.where, chunk.payloads):
+                try:
+                    text, subset = parse_record(payload, text_field, subset_field)
+                except RecordError as exc:
+                    if on_bad == "fail":
+                        raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
+                    acc.skip(fidx, exc.reason, number)
+                    acc.file_stats(fidx)[2] -= 1       # it was counted as a document when added
+                    continue
+                if subset is not None:
+                    acc.subsets[subset] += 1
+                texts.append(text)
+        chunk.clear()
+        if len(texts):
+            yield from count(texts)
+
+    def flush_text() -> Iterator[pa.RecordBatch]:
         if acc.texts:
-            parts, tokens = chunk_keys(acc.texts, rules, codec)
-            acc.tokens += tokens
-            acc.texts, acc.size = [], 0
-            yield from sums.add(parts)
+            texts, acc.texts, acc.size = acc.texts, [], 0
+            yield from count(texts)
 
     current, stats = None, None
     for fidx, number, payload, is_text, error in rows:
@@ -239,26 +326,20 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             continue
         stats[0] += 1
         stats[1] += len(payload)
-        if is_text:
-            text, subset = payload.decode("utf-8"), None
-        elif not payload.strip():
+        if is_text:                                   # Parquet text column: already a string
+            stats[2] += 1
+            acc.texts.append(payload.decode("utf-8"))
+            acc.size += len(payload)
+            if acc.size >= COUNT_CHUNK_BYTES:
+                yield from flush_text()
+        elif payload[:1] in _BLANK_START and not payload.strip(_JSON_SPACE):
             acc.skip(fidx, "blank line", number)
-            continue
         else:
-            try:
-                text, subset = parse_record(payload, text_field, subset_field)
-            except RecordError as exc:
-                if on_bad == "fail":
-                    raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
-                acc.skip(fidx, exc.reason, number)
-                continue
-        stats[2] += 1
-        if subset is not None:
-            acc.subsets[subset] += 1
-        acc.texts.append(text)
-        acc.size += len(payload)
-        if acc.size >= COUNT_CHUNK_BYTES:
-            yield from flush()
-    yield from flush()
+            stats[2] += 1                              # a document unless parsing says otherwise
+            chunk.add(fidx, number, payload)
+            if chunk.size >= COUNT_CHUNK_BYTES:
+                yield from flush_json()
+    yield from flush_json()
+    yield from flush_text()
     yield from sums.drain()
     yield acc.stat_rows()

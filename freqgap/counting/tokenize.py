@@ -50,12 +50,18 @@ class TermOccurrences:
     tokens_per_doc: np.ndarray
 
 
-def _texts_to_buffer(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _texts_to_buffer(texts: list[str] | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes of all texts in one array, plus document byte offsets (len + 1).
 
     Each text gets one trailing space, so no token runs across a document boundary.
+    Texts may be Python strings or an Arrow string array (no copy through Python then).
     """
-    arr = pa.array([t + " " for t in texts], type=pa.large_string())
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        arr = pc.binary_join_element_wise(texts, "", " ").cast(pa.large_string())
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+    else:
+        arr = pa.array([t + " " for t in texts], type=pa.large_string())
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
     data_buf = arr.buffers()[2]
     data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
@@ -156,7 +162,7 @@ def _high_tokens(high: np.ndarray, tok_start: np.ndarray) -> np.ndarray:
     return np.unique(np.searchsorted(tok_start, high, side="right") - 1)
 
 
-def find_terms(texts: list[str], rules: TermRules) -> TermOccurrences:
+def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences:
     """All term tokens of `texts` under `rules` (SPEC §2)."""
     data, offsets = _texts_to_buffer(texts)
     high = np.flatnonzero(data >= 128)

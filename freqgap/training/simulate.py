@@ -42,6 +42,7 @@ class SimulateOptions:
     boot_reps: int = 1000
     device: str | None = None
     max_order: int | None = None      # counting: None = conf/terms.yaml (3); 1 = unigrams only
+    resume: bool = False              # keep a corpus and model whose manifests match the settings
 
 
 def _fresh(path: Path) -> Path:
@@ -49,6 +50,19 @@ def _fresh(path: Path) -> Path:
         shutil.rmtree(path)
     path.mkdir(parents=True)
     return path
+
+
+def _reusable(directory: Path, config: dict[str, Any], resume: bool) -> dict[str, Any] | None:
+    """The manifest of a finished stage run with exactly `config`, if resuming."""
+    from freqgap.manifest import read_manifest
+
+    if not resume:
+        return None
+    try:
+        manifest = read_manifest(directory)
+    except (FileNotFoundError, ValueError):
+        return None
+    return manifest if manifest.get("config") == config else None
 
 
 def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str, Any]:
@@ -64,13 +78,21 @@ def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str,
     base = opts.work / law
     times: dict[str, float] = {}
     t = time.monotonic()
-    corpus = generate_corpus(load_profile(law, opts.corpus_overrides), _fresh(base / "corpus"),
-                             progress=False)
+    profile = load_profile(law, opts.corpus_overrides)
+    corpus = _reusable(base / "corpus", json.loads(json.dumps(profile.to_dict())), opts.resume)
+    fresh_corpus = corpus is None
+    if fresh_corpus:
+        corpus = generate_corpus(profile, _fresh(base / "corpus"), progress=False)
     times["corpus_s"] = time.monotonic() - t
     log(f"[simulate] {law}: corpus {corpus['totals']['bytes_uncompressed'] / 1e6:.1f} MB")
     t = time.monotonic()
     settings = load_settings(opts.train_profile, opts.train_overrides)
-    trained = train_model(settings, [str(base / "corpus")], base / "model")
+    trained = None if fresh_corpus else _reusable(
+        base / "model", {**settings.to_dict(), "corpus": [str(base / "corpus")]}, opts.resume)
+    if trained is None:
+        trained = train_model(settings, [str(base / "corpus")], base / "model")
+    else:
+        log(f"[simulate] {law}: reusing the trained model in {base / 'model'} (--resume)")
     times["train_s"] = time.monotonic() - t
     t = time.monotonic()
     rules = TermRules.from_conf({"max_order": opts.max_order})
