@@ -252,6 +252,8 @@ class _JsonChunk:
         if b"\\ud" in data or b"\\uD" in data:     # possible lone surrogates: Python decides
             return None
         try:
+            # Arrow's JSON reader does not validate UTF-8: a binary->string cast does.
+            pa.array([data], pa.binary()).cast(pa.string())
             table = pajson.read_json(pa.BufferReader(data), *self.options)
         except (pa.ArrowInvalid, UnicodeDecodeError, ValueError):
             return None
