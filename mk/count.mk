@@ -5,6 +5,7 @@
 # The embedded default: the bundled sample corpus in data/sample -> out/counts (local mode).
 demo-count: setup
 	$(PY) jobs/count_terms.py --progress-interval 5
+	$(PY) analysis/count_report.py out/counts out/reports/counts.png
 
 # spark-submit form, for arguments: make count ARGS="--input ... --output ..."
 count: setup
