@@ -86,17 +86,22 @@ def zstd_rate(files: list[Path]) -> tuple[float, float, int]:
     return total / 1e6 / wall, total / 1e6 / cpu, total
 
 
-def reference_rate(files: list[Path], limit_mb: float, rules: TermRules) -> tuple[float, float]:
-    """Reference counter over the first `limit_mb` of the corpus (its rate is per MB)."""
+def first_lines(files: list[Path], limit_mb: float) -> tuple[list[tuple[int, bytes]], int]:
+    """(line number, line) of the first `limit_mb` MB of the corpus, and their size."""
     lines, size = [], 0
     for f in files:
-        for _, line in iter_lines(str(f)):
-            lines.append(line)
+        for number, line in iter_lines(str(f)):
+            lines.append((number, line))
             size += len(line) + 1
             if size >= limit_mb * 1e6:
-                break
-        if size >= limit_mb * 1e6:
-            break
+                return lines, size
+    return lines, size
+
+
+def reference_rate(files: list[Path], limit_mb: float, rules: TermRules) -> tuple[float, float]:
+    """Reference counter over the first `limit_mb` of the corpus (its rate is per MB)."""
+    numbered, size = first_lines(files, limit_mb)
+    lines = [line for _, line in numbered]
     t = time.process_time()
     count_jsonl_lines(lines, rules)
     return size / 1e6 / (time.process_time() - t), size / 1e6
@@ -107,15 +112,8 @@ def engine_rate(files: list[Path], limit_mb: float, rules: TermRules) -> float:
     MB per CPU-second over the first `limit_mb` MB, the same records as the reference."""
     from freqgap.counting.partials import count_lines
 
-    rows, size = [], 0
-    for f in files:
-        for number, line in iter_lines(str(f)):
-            rows.append((0, number, line, False, None))
-            size += len(line) + 1
-            if size >= limit_mb * 1e6:
-                break
-        if size >= limit_mb * 1e6:
-            break
+    numbered, size = first_lines(files, limit_mb)
+    rows = [(0, number, line, False, None) for number, line in numbered]
     t = time.process_time()
     for _ in count_lines(iter(rows), rules, "fail", {0: "bench"}):
         pass

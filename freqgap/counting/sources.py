@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import gzip
 import os
 import zlib
 from dataclasses import dataclass
@@ -131,10 +130,12 @@ def _open_binary(path: str):
     return open(_local_path(path), "rb")
 
 
-def _zstd_blocks(raw, path: str) -> Iterator[bytes]:
-    """Decompressed blocks of a (multi-frame) zstd stream; truncation is an error."""
-    dctx = zstandard.ZstdDecompressor()
-    dobj = dctx.decompressobj()
+def _framed_blocks(raw, path: str, new_decoder, errors, name: str) -> Iterator[bytes]:
+    """Decompressed blocks of a stream of concatenated frames (zstd frames, gzip members).
+
+    A stream that ends inside a frame is truncated: an error, never a short result.
+    """
+    dobj = new_decoder()
     pending = False   # inside a frame that has not ended yet
     while True:
         block = raw.read(BLOCK)
@@ -143,45 +144,28 @@ def _zstd_blocks(raw, path: str) -> Iterator[bytes]:
         while block:
             try:
                 out = dobj.decompress(block)
-            except zstandard.ZstdError as exc:
-                raise BadInputError(path, f"corrupt zstd data: {exc}") from exc
+            except errors as exc:
+                raise BadInputError(path, f"corrupt {name} data: {exc}") from exc
             pending = True
             if out:
                 yield out
             if dobj.eof:
                 pending = False
                 block = dobj.unused_data
-                dobj = dctx.decompressobj()
+                dobj = new_decoder()
             else:
                 block = b""
     if pending:
-        raise BadInputError(path, "truncated zstd file: the last frame does not end")
+        raise BadInputError(path, f"truncated {name} file: the last frame does not end")
+
+
+def _zstd_blocks(raw, path: str) -> Iterator[bytes]:
+    return _framed_blocks(raw, path, zstandard.ZstdDecompressor().decompressobj,
+                          zstandard.ZstdError, "zstd")
 
 
 def _gzip_blocks(raw, path: str) -> Iterator[bytes]:
-    """Decompressed blocks of a (multi-member) gzip stream; truncation is an error."""
-    dobj = zlib.decompressobj(wbits=47)
-    pending = False
-    while True:
-        block = raw.read(BLOCK)
-        if not block:
-            break
-        while block:
-            try:
-                out = dobj.decompress(block)
-            except zlib.error as exc:
-                raise BadInputError(path, f"corrupt gzip data: {exc}") from exc
-            pending = True
-            if out:
-                yield out
-            if dobj.eof:
-                pending = False
-                block = dobj.unused_data
-                dobj = zlib.decompressobj(wbits=47)
-            else:
-                block = b""
-    if pending:
-        raise BadInputError(path, "truncated gzip file: the last member does not end")
+    return _framed_blocks(raw, path, lambda: zlib.decompressobj(wbits=47), zlib.error, "gzip")
 
 
 def _plain_blocks(raw, path: str) -> Iterator[bytes]:
