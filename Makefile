@@ -9,8 +9,6 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 export SPARK_LOCAL_IP := 127.0.0.1
-# Found lazily (the venv may not exist yet when make starts); spark-submit needs it.
-export SPARK_HOME = $(firstword $(wildcard $(abspath $(VENV))/lib/python3*/site-packages/pyspark))
 export PYTHONUNBUFFERED := 1
 # No hub access is assumed: everything the demo and tests need is local.
 export HF_HUB_OFFLINE := 1

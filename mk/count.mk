@@ -9,7 +9,8 @@ demo-count: setup
 
 # spark-submit form, for arguments: make count ARGS="--input ... --output ..."
 count: setup
-	$(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
+	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') \
+	  $(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
 
 bench-count: setup
 	$(PY) bench/bench_count.py $(ARGS)

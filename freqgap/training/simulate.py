@@ -96,6 +96,8 @@ def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str,
     times["train_s"] = time.monotonic() - t
     t = time.monotonic()
     rules = TermRules.from_conf({"max_order": opts.max_order})
+    if (base / "counts").exists():
+        shutil.rmtree(base / "counts")  # counts of an earlier corpus would be refused, not replaced
     run_count([str(base / "corpus")], str(base / "counts"), rules=rules, spark=spark)
     times["count_s"] = time.monotonic() - t
     t = time.monotonic()
