@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted run in --output, redoing only unfinished groups")
     p.add_argument("--files-per-job", type=int, default=None,
-                   help="input files per resumable group (default: Spark's default parallelism)")
+                   help="input files per resumable group (default: 2 x Spark's default parallelism)")
     p.add_argument("--spread", type=int, default=None,
                    help="partitions to spread a group's lines over before tokenising "
                         "(default: 2 x cores when a group has fewer files than cores; 0: never)")
