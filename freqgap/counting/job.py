@@ -233,9 +233,8 @@ class CountJob:
             return self.opts.spread
         return 2 * parallel if len(group) < parallel else 0
 
-    def _count_group(self, group: list[InputFile], target: str, paths: dict[int, str]) -> None:
-        from pyspark.sql import functions as F
-
+    def _partial_frame(self, group: list[InputFile], paths: dict[int, str]):
+        """The DataFrame of a group's partial counts (each task's keys summed in numpy)."""
         lines_t, partial_t, files_t = _spark_types()
         read, count, read_and_count = _make_readers(self.rules, self.opts.on_bad_record, paths)
         rows = [(f.index, f.path, f.size, f.mtime) for f in group]
@@ -246,21 +245,22 @@ class CountJob:
             partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
         else:
             partial = files_df.mapInArrow(read_and_count, partial_t)
-        # Each task already summed its own keys (partials.KeySums); the exact sum over tasks
-        # happens once, in the merge, so a group is written without a shuffle.
+        return partial
+
+    def _count_group(self, group: list[InputFile], target: str, paths: dict[int, str]) -> None:
+        """Write a group's partial counts, committed by renaming (the unit of --resume).
+        The exact sum over tasks happens once, in the merge: no shuffle here."""
         tmp = target + ".tmp"
         self.storage.delete(tmp)
-        partial.write.mode("overwrite").parquet(tmp)
+        self._partial_frame(group, paths).write.mode("overwrite").parquet(tmp)
         self.storage.rename(tmp, target)
 
     # ---- merging and committing -----------------------------------------------------
-    def _merge(self, group_dirs: list[str]):
+    def _merge(self, partial):
+        """Exact sums by (kind, key) over every task and group, kept for the writes."""
         from pyspark.sql import functions as F
 
-        _, partial_t, _ = _spark_types()
-        merged = (self.spark.read.schema(partial_t).parquet(*group_dirs)
-                  .groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n")))
-        return merged.persist()
+        return partial.groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n")).persist()
 
     def _write_datasets(self, merged, sizes: dict[str, int]) -> None:
         from pyspark.sql import functions as F
@@ -351,8 +351,18 @@ class CountJob:
         watcher.start()
         group_dirs = []
         redone = 0
+        _, partial_t, _ = _spark_types()
         try:
-            for number, group in enumerate(groups):
+            if len(groups) == 1 and not done:
+                # One group: a checkpoint would save nothing on resume, so sum directly.
+                watcher.group_bytes = total_bytes
+                watcher.phase = "counting, merging and writing Parquet"
+                partial = self._partial_frame(groups[0], paths)
+                redone = 1
+                groups_to_write = []
+            else:
+                groups_to_write = groups
+            for number, group in enumerate(groups_to_write):
                 name = f"g{number:05d}"
                 target = f"{self.work}/groups/{name}"
                 group_dirs.append(target)
@@ -367,9 +377,13 @@ class CountJob:
                 watcher.files_done += len(group)
                 watcher.bytes_done += watcher.group_bytes
                 watcher.group_bytes = 0
-            watcher.phase = "merging groups and writing Parquet"
-            merged = self._merge(group_dirs)
-            stats = self._statistics(merged, files)
+            if groups_to_write:
+                watcher.phase = "merging groups and writing Parquet"
+                partial = self.spark.read.schema(partial_t).parquet(*group_dirs)
+            merged = self._merge(partial)
+            stats = self._statistics(merged, files)          # the first action: counting runs here
+            watcher.files_done, watcher.bytes_done, watcher.group_bytes = len(files), total_bytes, 0
+            watcher.phase = "writing Parquet"
             self._write_datasets(merged, stats["sizes"])
             merged.unpersist()
         except Exception as exc:
