@@ -20,7 +20,7 @@ import math
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from freqgap.counting import partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import BadInputError, InputFile, list_inputs
+from freqgap.counting.sources import InputFile, list_inputs
 from freqgap.counting.storage import Storage, qualify
 from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso
 from freqgap.progress import Progress, format_duration
@@ -58,7 +58,6 @@ class CountOptions:
     files_per_job: int | None = None      # None: the cluster's default parallelism
     spread: int | None = None             # None: auto; 0: never; N: N partitions
     progress_interval: float = 10.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _spark_types():
@@ -95,7 +94,7 @@ def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str]):
     return read, count, read_and_count
 
 
-def _make_decoder(rules: TermRules, order: int):
+def _make_decoder(rules: TermRules, order: int, names: tuple[str, ...]):
     """mapInArrow function: (key, n) rows -> the dataset's string columns and count."""
     def decode(batches):
         import pyarrow as pa
@@ -108,8 +107,7 @@ def _make_decoder(rules: TermRules, order: int):
             if order == 1:
                 columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
             columns.append(batch.column("n"))
-            names = list(_LAYOUT[next(k for k, v in _LAYOUT.items() if v[1] == order)][2])
-            yield pa.RecordBatch.from_arrays(columns, names=names)
+            yield pa.RecordBatch.from_arrays(columns, names=list(names))
 
     return decode
 
@@ -274,7 +272,7 @@ class CountJob:
             # int64 key, no second shuffle; strings exist only after this point.
             (merged.where(F.col("kind") == kind).select("key", "n")
              .coalesce(n_files).sortWithinPartitions("key")
-             .mapInArrow(_make_decoder(self.rules, order), schema)
+             .mapInArrow(_make_decoder(self.rules, order, columns), schema)
              .write.mode("overwrite").parquet(f"{final}/{name}"))
         for name in DATASETS:
             self.storage.delete(f"{self.out}/{name}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from freqgap.manifest import read_manifest
 from freqgap.training.simulate import SimulateOptions, run_simulate
