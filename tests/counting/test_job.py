@@ -225,3 +225,17 @@ def test_cli_vocab_and_orders(spark, tmp_path, capsys):
     manifest = json.loads((tmp_path / "o" / "_manifest.json").read_text())
     assert manifest["config"]["window"] == 3 and "not" in manifest["config"]["vocab"]
     assert "distinct terms 5" in capsys.readouterr().out
+
+
+def test_parquet_input_with_a_text_column(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = random_texts(5, 300)
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"id": list(range(300)), "body": texts}), tmp_path / "in" / "docs.parquet",
+                   row_group_size=64)
+    rules = TermRules.from_config({**TermRules().to_config(), "text_field": "body"})
+    manifest = run_count([str(tmp_path / "in")], str(tmp_path / "out"), rules=rules, spark=spark)
+    assert read_counts(tmp_path / "out") == reference(texts)
+    assert manifest["totals"]["documents"] == 300
