@@ -291,12 +291,9 @@ class CountJob:
         by_index = {f.index: f.path for f in files}
         subsets: dict[str, int] = {}
         skipped: dict[str, dict[str, Any]] = {}
-        tokens = 0
         for r in sorted(merged.where(~is_count).collect(), key=lambda r: (r["kind"], r["key"] or 0)):
             name, *args = r["kind"].split(partials.SEP)
-            if name == partials.TOKENS:
-                tokens += int(r["n"])
-            elif name in (partials.LINES, partials.BYTES, partials.DOCS):
+            if name in (partials.LINES, partials.BYTES, partials.DOCS, partials.TOKENS):
                 per_file[int(args[0])][name] = int(r["n"])
             elif name == partials.SUBSET:
                 subsets[args[0]] = int(r["n"])
@@ -316,7 +313,7 @@ class CountJob:
                 "lines": sum(v.get(partials.LINES, 0) for v in per_file.values()),
                 "text_bytes": sum(v.get(partials.BYTES, 0) for v in per_file.values()),
                 "input_bytes": sum(f.size for f in files),
-                "tokens": tokens,
+                "tokens": sum(v.get(partials.TOKENS, 0) for v in per_file.values()),
                 "term_occurrences": kinds.get(partials.UNIGRAM, (0, 0))[1],
                 "distinct_terms": sizes["unigrams"],
                 "distinct_pairs": sizes["pairs"],
@@ -400,7 +397,7 @@ class CountJob:
         totals["record_mb_per_s"] = round(totals["text_bytes"] / 1e6 / elapsed, 3) if elapsed else None
         inputs = [{"path": f.path, "size": f.size, "mtime": f.mtime, **{
             k: stats["per_file"][f.index].get(k, 0) for k in (partials.LINES, partials.DOCS,
-                                                             partials.BYTES)}}
+                                                             partials.TOKENS, partials.BYTES)}}
                   for f in files]
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
                                   fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],

@@ -106,16 +106,16 @@ class _Accumulator:
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+        self.text_files: list[int] = []
         self.size = 0
-        self.tokens = 0
-        self.per_file: dict[int, list[int]] = {}   # file -> [lines, bytes, docs]
+        self.per_file: dict[int, list[int]] = {}   # file -> [lines, bytes, docs, tokens]
         self.subsets: Counter[str] = Counter()
         self.skips: dict[tuple[int, str], list] = {}   # (file, reason) -> [count, first lines]
 
     def file_stats(self, fidx: int) -> list[int]:
         stats = self.per_file.get(fidx)
         if stats is None:
-            stats = self.per_file[fidx] = [0, 0, 0]
+            stats = self.per_file[fidx] = [0, 0, 0, 0]
         return stats
 
     def skip(self, fidx: int, reason: str, line: int) -> None:
@@ -126,9 +126,9 @@ class _Accumulator:
 
     def stat_rows(self) -> pa.RecordBatch:
         """The task's statistics as partial rows (a few per file, at most 20 per skip reason)."""
-        kinds, keys, counts = [TOKENS], [None], [self.tokens]
+        kinds, keys, counts = [], [], []
         for fidx, values in self.per_file.items():
-            for name, value in zip((LINES, BYTES, DOCS), values):
+            for name, value in zip((LINES, BYTES, DOCS, TOKENS), values):
                 kinds.append(f"{name}{SEP}{fidx}")
                 keys.append(None)
                 counts.append(value)
@@ -164,8 +164,8 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return keys[starts], np.add.reduceat(counts, starts)
 
 
-def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec) -> tuple[dict, int]:
-    """{kind: (int64 keys, counts)} of one chunk of texts, and its token total."""
+def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec) -> tuple[dict, np.ndarray]:
+    """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text."""
     occ = find_terms(texts, rules)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     gid = codec.encode(occ.terms)
@@ -177,7 +177,7 @@ def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec) -> tuple[di
     if rules.max_order >= 3:
         keys, counts = triple_counts(occ, rules.window)
         out[TRIPLE] = (codec.triple_keys(gid[keys[:, 0]], gid[keys[:, 1]], gid[keys[:, 2]]), counts)
-    return out, int(occ.tokens_per_doc.sum())
+    return out, occ.tokens_per_doc
 
 
 class KeySums:
@@ -279,9 +279,11 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     chunk = _JsonChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
-    def count(texts) -> Iterator[pa.RecordBatch]:
+    def count(texts, files: list[int]) -> Iterator[pa.RecordBatch]:
         parts, tokens = chunk_keys(texts, rules, codec)
-        acc.tokens += tokens
+        files_arr = np.asarray(files)
+        for fidx in np.unique(files_arr).tolist():
+            acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
         yield from sums.add(parts)
 
     def flush_json() -> Iterator[pa.RecordBatch]:
@@ -290,12 +292,13 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         parsed = chunk.arrow_texts(text_field)
         if parsed is not None:
             texts, subsets = parsed
+            files = [fidx for fidx, _ in chunk.where]
             if subsets is not None:
                 for item in pc.value_counts(subsets).to_pylist():
                     if item["values"] is not None:
                         acc.subsets[item["values"]] += item["counts"]
         else:
-            texts = []
+            texts, files = [], []
             for (fidx, number), payload in zip(chunk.where, chunk.payloads):
                 try:
                     text, subset = parse_record(payload, text_field, subset_field)
@@ -308,14 +311,16 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 if subset is not None:
                     acc.subsets[subset] += 1
                 texts.append(text)
+                files.append(fidx)
         chunk.clear()
         if len(texts):
-            yield from count(texts)
+            yield from count(texts, files)
 
     def flush_text() -> Iterator[pa.RecordBatch]:
         if acc.texts:
-            texts, acc.texts, acc.size = acc.texts, [], 0
-            yield from count(texts)
+            texts, files = acc.texts, acc.text_files
+            acc.texts, acc.text_files, acc.size = [], [], 0
+            yield from count(texts, files)
 
     current, stats = None, None
     for fidx, number, payload, is_text, error in rows:
@@ -331,6 +336,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         if is_text:                                   # Parquet text column: already a string
             stats[2] += 1
             acc.texts.append(payload.decode("utf-8"))
+            acc.text_files.append(fidx)
             acc.size += len(payload)
             if acc.size >= COUNT_CHUNK_BYTES:
                 yield from flush_text()

@@ -49,6 +49,11 @@ def test_counts_equal_reference(spark, corpus, tmp_path):
     totals = manifest["totals"]
     assert totals["documents"] == 1000 and totals["files"] == 5
     assert totals["tokens"] == sum(len(t.split()) for t in texts)
+    by_name = {Path(i["path"]).name: i for i in manifest["inputs"]}
+    for i, name in enumerate(["a.jsonl", "b.jsonl.zst", "c.jsonl.gz", "d.jsonl.zst", "e.jsonl"]):
+        chunk = texts[i::5]
+        assert by_name[name]["tokens"] == sum(len(t.split()) for t in chunk)
+        assert by_name[name]["docs"] == by_name[name]["lines"] == len(chunk)
     assert manifest["status"] == "complete" and manifest["config"]["window"] == 5
     assert json.loads((tmp_path / "out" / "_manifest.json").read_text())["fingerprint"] == manifest["fingerprint"]
     assert not (tmp_path / "out" / "_work").exists()

@@ -93,8 +93,8 @@ def test_window_option_and_orders():
 
 def test_partial_keys_respect_max_order_and_decode_back():
     rules = TermRules(max_order=1)
-    parts, tokens = chunk_keys(["9 10 9 9"], rules, TermCodec(rules))
-    assert set(parts) == {"u"} and tokens == 4
+    parts, tokens = chunk_keys(["9 10 9 9", "a 5"], rules, TermCodec(rules))
+    assert set(parts) == {"u"} and tokens.tolist() == [4, 2]
     rules = TermRules()
     codec = TermCodec(rules)
     parts, _ = chunk_keys(["9 10 9 9"], rules, codec)
