@@ -17,9 +17,9 @@ from pathlib import Path
 _SHIPPED_ATTR = "_freqgap_package_shipped"
 
 
-def default_spark_conf(cores: int | None = None) -> dict[str, str]:
+def default_spark_conf() -> dict[str, str]:
     """Settings the counting job relies on: small Arrow batches, modest shuffle width."""
-    parallel = cores or os.cpu_count() or 2
+    parallel = os.cpu_count() or 2
     return {
         "spark.sql.execution.arrow.maxRecordsPerBatch": "1024",
         "spark.sql.shuffle.partitions": str(max(4, 2 * parallel)),

@@ -83,11 +83,6 @@ class TermRules:
             return token
         return self.word_term(token)
 
-    @staticmethod
-    def kind_of(term: str) -> str:
-        """'number' or 'word'."""
-        return "number" if term.isdigit() else "word"
-
     def to_config(self) -> dict[str, Any]:
         """The rules as recorded in a manifest (and compared on resume)."""
         data = asdict(self)

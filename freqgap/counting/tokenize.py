@@ -9,7 +9,6 @@ distinct terms. The semantics are exactly those of `TermRules.term_of` applied t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,7 +122,6 @@ def _gather_fixed(table: np.ndarray, data: np.ndarray, starts: np.ndarray, width
     return np.ascontiguousarray(block).view(f"S{width}").ravel()
 
 
-_IDENTITY = np.arange(256, dtype=np.uint8)
 _WORD_CODE = 64   # class codes: 1..max_digits number candidates, 64 + length word candidates
 
 
@@ -240,8 +238,3 @@ def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences
     tok, tid = tok[order], tid[order]
     doc = np.searchsorted(first_tok, tok, side="right") - 1
     return TermOccurrences(doc, tok - first_tok[doc], tid, terms, tokens_per_doc)
-
-
-def split_pattern() -> re.Pattern[str]:
-    """Python regex equivalent of the whitespace the tokenizer splits on (for tools and docs)."""
-    return re.compile("[" + re.escape(ASCII_WHITESPACE + NON_ASCII_WHITESPACE) + "]+")
