@@ -7,10 +7,11 @@ from typing import Any
 
 import yaml
 
+from freqgap.errors import FreqgapError
 from freqgap.paths import CONF_DIR
 
 
-class ConfigError(ValueError):
+class ConfigError(FreqgapError, ValueError):
     """A configuration file is missing or malformed; the message names the file."""
 
 

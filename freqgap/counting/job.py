@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from freqgap.errors import FreqgapError
 from freqgap.counting import partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.rules import TermRules
@@ -42,7 +43,7 @@ _LAYOUT = {"unigrams": (partials.UNIGRAM, 1, ("term", "kind", "count")),
            "triples": (partials.TRIPLE, 3, ("t1", "t2", "t3", "count"))}
 
 
-class CountJobError(RuntimeError):
+class CountJobError(FreqgapError, RuntimeError):
     """A failure the user can act on; the message says what and where."""
 
 

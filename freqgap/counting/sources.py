@@ -18,12 +18,14 @@ from urllib.parse import urlparse
 
 import zstandard
 
+from freqgap.errors import FreqgapError
+
 BLOCK = 1 << 20
 JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.zst", ".json.zst", ".jsonl.gz", ".json.gz", ".zst", ".gz")
 PARQUET_SUFFIXES = (".parquet",)
 
 
-class BadInputError(Exception):
+class BadInputError(FreqgapError):
     """A bad input file or record; the message names the file and, where known, the line."""
 
     def __init__(self, path: str, reason: str, line: int | None = None) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from freqgap.errors import FreqgapError
 from freqgap.manifest import MANIFEST_NAME, read_manifest
 from freqgap.gaps.options import GapsOptions
 
@@ -20,7 +21,7 @@ from freqgap.gaps.options import GapsOptions
 COUNT_SETTINGS = ("window", "number_rule", "max_digits")
 
 
-class GapsInputError(ValueError):
+class GapsInputError(FreqgapError, ValueError):
     """An input of `make gaps` is missing, empty or inconsistent; the message names it."""
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from freqgap.errors import FreqgapError
 from freqgap.config import load_conf
 from freqgap.paths import REPO_ROOT
 
@@ -18,7 +19,7 @@ _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16"
            "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
 
-class ModelError(ValueError):
+class ModelError(FreqgapError, ValueError):
     """A model cannot be resolved or loaded; the message says what to do."""
 
 

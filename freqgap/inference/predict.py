@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from freqgap.errors import FreqgapError
 from freqgap.inference.generate import Generator, GroupStats
 from freqgap.inference.models import ModelError, ModelInfo, load_model, resolve_model
 from freqgap.inference.parse import score
@@ -28,7 +29,7 @@ REQUIRED_COLUMNS = ("task", "k", "seed", "instance_id", "prefix", "prompt", "ans
 GROUP = ("task", "k", "seed")
 
 
-class PromptsError(ValueError):
+class PromptsError(FreqgapError, ValueError):
     """The prompts file is missing or lacks columns; the message names the file."""
 
 

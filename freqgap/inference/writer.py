@@ -14,6 +14,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from freqgap.errors import FreqgapError
 from freqgap.manifest import MANIFEST_NAME
 
 PREDICTION_SCHEMA = pa.schema([
@@ -27,7 +28,7 @@ PART_GLOB = "part-*.parquet"
 Key = tuple[str, int, int, int]
 
 
-class PredictionsError(ValueError):
+class PredictionsError(FreqgapError, ValueError):
     """Predictions on disk are inconsistent (wrong model, missing or doubled rows)."""
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import duckdb
 
+from freqgap.errors import FreqgapError
 from freqgap.instances.tasks import OperandRule, Task
 
 
-class CountsError(ValueError):
+class CountsError(FreqgapError, ValueError):
     """The counts directory cannot provide what a task needs; the message names both."""
 
 

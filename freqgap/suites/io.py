@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from freqgap.errors import FreqgapError
 
-class SuiteDataError(ValueError):
+
+class SuiteDataError(FreqgapError, ValueError):
     """A benchmark file is missing, unreadable or in the wrong shape."""
 
 
