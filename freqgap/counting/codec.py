@@ -41,7 +41,7 @@ class TermCodec:
         """Ids of a list of terms (as found by the tokenizer)."""
         out = np.empty(len(terms), dtype=np.int64)
         for i, term in enumerate(terms):
-            out[i] = (self.bases[len(term)] + int(term)) if term.isdigit() else self.word_index[term]
+            out[i] = (self.bases[len(term)] + int(term)) if term.isascii() and term.isdigit() else self.word_index[term]
         return out
 
     @staticmethod

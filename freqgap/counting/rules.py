@@ -22,6 +22,9 @@ NON_ASCII_WHITESPACE = "".join(c for c in PY_WHITESPACE if ord(c) >= 128)
 # Punctuation removed from both ends of a token by the opt-in strip-punct rule.
 STRIP_PUNCTUATION = string.punctuation
 NUMBER_RULES = ("strict", "strip-punct")
+# Largest window W: triples per term grow with W^2 (at W=64 a dense run of terms gives ~2,000
+# triples per position), so a task's memory and time are bounded only with W bounded.
+MAX_WINDOW = 64
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,9 @@ class TermRules:
     _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        if self.window < 2:
-            raise ConfigError(f"window must be at least 2 (got {self.window})")
+        if not 2 <= self.window <= MAX_WINDOW:
+            raise ConfigError(f"window must be within 2..{MAX_WINDOW} (got {self.window}): triples "
+                              f"grow with the square of the window; use --window 2..{MAX_WINDOW}")
         if self.max_order not in (1, 2, 3):
             raise ConfigError(f"max_order must be 1, 2 or 3 (got {self.max_order})")
         if self.number_rule not in NUMBER_RULES:
@@ -51,6 +55,9 @@ class TermRules:
         for w in self.vocab:
             if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):
                 raise ConfigError(f"vocabulary word {w!r} must be a non-empty string without whitespace")
+            if w.isascii() and w.isdigit():
+                raise ConfigError(f"vocabulary word {w!r} is made only of ASCII digits: it is a number "
+                                  "term already (SPEC §2); remove it from the vocabulary")
             words.append(w.lower())
         object.__setattr__(self, "vocab", tuple(sorted(set(words))))
         object.__setattr__(self, "_lookup", self._build_lookup())
@@ -125,6 +132,12 @@ def read_vocab_file(path: str | Path) -> list[str]:
         words = data.get("vocab") if isinstance(data, dict) else data
         if not isinstance(words, list):
             raise ConfigError(f"{path}: expected a list of words or a mapping with 'vocab'")
-        return [str(w) for w in words]
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+        words = [str(w) for w in words]
+    else:
+        words = [line.strip() for line in text.splitlines()
+                 if line.strip() and not line.lstrip().startswith("#")]
+    for w in words:
+        if w.isascii() and w.isdigit():
+            raise ConfigError(f"{path}: vocabulary word {w!r} is made only of ASCII digits, a number "
+                              "term already (SPEC §2); remove it from the file")
+    return words

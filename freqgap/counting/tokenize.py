@@ -132,11 +132,18 @@ def _candidate_groups(first: np.ndarray, s: np.ndarray, e: np.ndarray, rules: Te
     Only tokens starting with a digit or with the initial of a word form are looked at
     further, so the per-token work after this point is a fraction of all tokens.
     """
-    first_class = np.where(_DIGIT, 1, np.where(initials, 2, 0)).astype(np.uint8)
+    # bit 1: may be a number (starts with a digit); bit 2: may be a word (a form's initial).
+    # A vocabulary word may start with a digit ("1st"), so a token can be both candidates:
+    # such tokens are listed twice, once per candidate kind.
+    first_class = (_DIGIT.astype(np.uint8) | (initials.astype(np.uint8) << 1))
     cls = first_class[first]
     cand = np.flatnonzero(cls)
-    length = e[cand] - s[cand]
     ccls = cls[cand]
+    twice = cand[ccls == 3]
+    if twice.size:
+        ccls = np.concatenate((np.where(ccls == 3, 1, ccls), np.full(twice.size, 2, np.uint8)))
+        cand = np.concatenate((cand, twice))
+    length = e[cand] - s[cand]
     short = np.minimum(length, 63).astype(np.uint8)
     code = np.zeros(cand.shape[0], dtype=np.uint8)
     num = (ccls == 1) & (length <= rules.max_digits) & (length > 0)
@@ -144,9 +151,7 @@ def _candidate_groups(first: np.ndarray, s: np.ndarray, e: np.ndarray, rules: Te
     if form_lengths:
         word = (ccls == 2) & (length >= form_lengths[0]) & (length <= form_lengths[-1])
         if high_tokens.size:
-            pos = np.searchsorted(cand, high_tokens)
-            pos = pos[pos < cand.shape[0]]
-            word[pos[np.isin(cand[pos], high_tokens)]] = False
+            word &= ~np.isin(cand, high_tokens)
         code[word] = short[word] + _WORD_CODE
     order = cand[np.argsort(code, kind="stable")]
     bounds = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=128))))

@@ -137,6 +137,31 @@ def test_exact_word_wins_over_plural_and_config_errors(tmp_path):
         read_vocab_file(tmp_path / "missing.yaml")
 
 
+def test_vocabulary_words_may_start_with_a_digit():
+    # issue 10.1: digit-led words were sent to the number path only and never counted.
+    rules = TermRules(vocab=("1st", "2nd", "4x4", "hour"))
+    uni, pairs, _ = both(["the 1st and 2nds of 4X4s 1st hour 12 2nd"], rules)
+    assert uni == {"1st": 2, "2nd": 2, "4x4": 1, "hour": 1, "12": 1}
+    assert pairs[("1st", "hour")] == 1 and pairs[("12", "2nd")] == 1
+    assert both(["(1st) 2nd."], TermRules(vocab=("1st", "2nd"), number_rule="strip-punct"))[0] == \
+        {"1st": 1, "2nd": 1}
+
+
+def test_all_digit_vocabulary_word_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="'42' is made only of ASCII digits"):
+        TermRules(vocab=("hour", "42"))
+    (tmp_path / "v.txt").write_text("1st\n42\n")
+    with pytest.raises(ConfigError, match=r"v\.txt: vocabulary word '42'"):
+        read_vocab_file(tmp_path / "v.txt")
+    assert TermRules(vocab=("\u0664\u0662",)).term_of("\u0664\u0662") == "\u0664\u0662"  # not ASCII
+
+
+def test_window_is_bounded():
+    assert TermRules(window=64).window == 64
+    with pytest.raises(ConfigError, match="within 2..64"):
+        TermRules(window=65)
+
+
 def test_conf_is_the_default():
     rules = TermRules.from_conf()
     assert rules.window == 5 and rules.max_order == 3 and rules.number_rule == "strict"
