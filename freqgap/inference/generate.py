@@ -21,6 +21,7 @@ import torch
 
 from freqgap.inference.batching import left_pad
 from freqgap.inference.kvcache import preallocated_cache, supports_preallocation
+from freqgap.inference.lm import NEWLINE, StopRule
 
 MAX_PREFIX_BACKOFF = 4   # tokens dropped from the cached prefix to match the full prompts
 
@@ -39,30 +40,33 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 class Generator:
-    """Greedy decoding of at most `max_new_tokens` tokens, stopping at a newline or eos."""
+    """Greedy decoding of at most `max_new_tokens` tokens, ended by a `StopRule` (default:
+    the first token holding a newline, or eos)."""
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 5, batch_size: int = 32,
                  on_batch_size_change: Callable[[int], None] | None = None,
-                 preallocate: bool = True) -> None:
+                 preallocate: bool = True, stop: StopRule = NEWLINE) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
         self.on_batch_size_change = on_batch_size_change
         self.preallocate = preallocate
+        self.stop_rule = stop
         self.n_layers = model.config.get_text_config().num_hidden_layers
         self.device = next(model.parameters()).device
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.stop = self._stop_mask()
 
     def _stop_mask(self) -> torch.Tensor:
-        """Token ids that end generation: any whose text holds a newline, and eos."""
+        """Token ids that end generation under `self.stop_rule`."""
         vocab = self.model.get_output_embeddings().weight.shape[0]
         n = min(len(self.tokenizer), vocab)
         texts = self.tokenizer.batch_decode([[i] for i in range(n)])
         mask = torch.zeros(vocab, dtype=torch.bool)
-        mask[[i for i, t in enumerate(texts) if "\n" in t]] = True
-        if self.tokenizer.eos_token_id is not None:
+        needles = self.stop_rule.token_contains
+        mask[[i for i, t in enumerate(texts) if any(s in t for s in needles)]] = True
+        if self.stop_rule.eos and self.tokenizer.eos_token_id is not None:
             mask[self.tokenizer.eos_token_id] = True
         return mask.to(self.device)
 

@@ -14,40 +14,16 @@ Log-probabilities are natural logs, computed in float32 from the logits.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import torch
 
 from freqgap.inference.batching import left_pad
+from freqgap.inference.lm import ContinuationScore
 from freqgap.progress import Progress
 
-
-@dataclass(frozen=True)
-class ContinuationScore:
-    """Per-subword log-probabilities of one continuation given its context."""
-
-    token_ids: tuple[int, ...]
-    token_logprobs: tuple[float, ...]
-    truncated: int = 0   # context tokens dropped on the left to fit the model
-
-    @property
-    def total(self) -> float:
-        """Summed log-probability (log p of the whole continuation)."""
-        return float(sum(self.token_logprobs))
-
-    @property
-    def mean(self) -> float:
-        """Mean log-probability per subword token."""
-        return self.total / len(self.token_logprobs)
-
-    def surprisal_bits(self, reduce: str = "sum") -> float:
-        """-log2 p, summed over subwords (`sum`) or per subword (`mean`)."""
-        if reduce not in ("sum", "mean"):
-            raise ValueError(f"reduce must be sum or mean, got {reduce!r}")
-        value = self.total if reduce == "sum" else self.mean
-        return -value / math.log(2)
+__all__ = ["ContinuationScore", "continuation_logprobs", "next_token_logprobs",
+           "next_token_scores", "first_token_id"]
 
 
 def _pad_id(tokenizer) -> int:
@@ -119,44 +95,83 @@ def continuation_logprobs(model, tokenizer, contexts: Sequence[str], continuatio
         for b, j in enumerate(idx):
             targets = rows[j][1]
             n = len(targets)
-            picked = logp[b, keep - n:, :].gather(
-                -1, torch.as_tensor(targets, device=device).unsqueeze(-1)).squeeze(-1)
-            out[j] = ContinuationScore(tuple(targets), tuple(picked.tolist()), rows[j][2])
+            target_t = torch.as_tensor(targets, device=device)
+            picked = logp[b, keep - n:, :].gather(-1, target_t.unsqueeze(-1)).squeeze(-1)
+            greedy = bool((logp[b, keep - n:, :].argmax(-1) == target_t).all())
+            out[j] = ContinuationScore(tuple(targets), tuple(picked.tolist()), rows[j][2],
+                                       greedy)
         progress.update(advance=len(idx))
     return out  # type: ignore[return-value]
 
 
-@torch.inference_mode()
-def next_token_logprobs(model, tokenizer, prompts: Sequence[str],
-                        token_ids: Sequence[int] | None = None, batch_size: int = 16,
-                        label: str = "next-token") -> torch.Tensor:
-    """log p(next token | prompt): (N, V) over the vocabulary, or (N, len(token_ids))."""
+def _last_logprobs(model, tokenizer, prompts: Sequence[str], batch_size: int,
+                   label: str) -> Iterator[tuple[list[int], torch.Tensor, list[int]]]:
+    """Per batch: prompt indices, log p of the next token (B, V) in float32, and the
+    number of context tokens cut on the left of each to fit the model."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     ids = [p or [_start_id(tokenizer)] for p in _encode(tokenizer, prompts)]
     limit = _max_len(model)
+    cut = [max(0, len(p) - limit) if limit is not None else 0 for p in ids]
     if limit is not None:
         ids = [p[-limit:] for p in ids]
     order = sorted(range(len(ids)), key=lambda j: -len(ids[j]))
     device = _model_device(model)
-    width = len(token_ids) if token_ids is not None else None
-    result: torch.Tensor | None = None
-    select = torch.as_tensor(list(token_ids), device=device) if token_ids is not None else None
     progress = Progress(label, len(ids), unit="prompts")
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         batch = left_pad([ids[j] for j in idx], _pad_id(tokenizer), device=device)
-        logits = model(**batch, logits_to_keep=1).logits[:, -1, :].float()
-        logp = torch.log_softmax(logits, dim=-1)
-        if select is not None:
+        with torch.inference_mode():
+            logits = model(**batch, logits_to_keep=1).logits[:, -1, :].float()
+            logp = torch.log_softmax(logits, dim=-1)
+        yield idx, logp, [cut[j] for j in idx]
+        progress.update(advance=len(idx))
+
+
+def next_token_logprobs(model, tokenizer, prompts: Sequence[str],
+                        token_ids: Sequence[int] | None = None, batch_size: int = 16,
+                        label: str = "next-token") -> torch.Tensor:
+    """log p(next token | prompt): (N, V) over the vocabulary, or (N, len(token_ids))."""
+    width = len(token_ids) if token_ids is not None else None
+    result: torch.Tensor | None = None
+    select = None
+    for idx, logp, _ in _last_logprobs(model, tokenizer, prompts, batch_size, label):
+        if token_ids is not None:
+            if select is None:
+                select = torch.as_tensor(list(token_ids), device=logp.device)
             logp = logp.index_select(-1, select)
         if result is None:
-            result = torch.empty((len(ids), width or logp.shape[-1]), dtype=torch.float32)
+            result = torch.empty((len(prompts), width or logp.shape[-1]), dtype=torch.float32)
         result[torch.as_tensor(idx)] = logp.cpu()
-        progress.update(advance=len(idx))
     if result is None:
         return torch.empty((0, width or 0), dtype=torch.float32)
     return result
+
+
+def next_token_scores(model, tokenizer, prompts: Sequence[str], token_ids: Sequence[int],
+                      top_k: int | None, batch_size: int = 16, label: str = "next-token"
+                      ) -> list[tuple[list[float], list[tuple[int, float]], int]]:
+    """Per prompt: log p of each of `token_ids`, the top_k (id, log p) most likely next
+    tokens (ties by lower id), and the context tokens cut on the left."""
+    if top_k is not None and top_k < 1:
+        raise ValueError("top_k must be at least 1")
+    out: list = [None] * len(prompts)
+    select = None
+    for idx, logp, cut in _last_logprobs(model, tokenizer, prompts, batch_size, label):
+        if select is None:
+            select = torch.as_tensor(list(token_ids), dtype=torch.long, device=logp.device)
+        picked = logp.index_select(-1, select).cpu().tolist() if len(token_ids) else \
+            [[] for _ in idx]
+        tops: list[list[tuple[int, float]]] = [[] for _ in idx]
+        if top_k:
+            # One more than asked, then sort by (-logp, id), so that ties order stably.
+            k = min(top_k + 1, logp.shape[-1])
+            values, indices = logp.topk(k, dim=-1)
+            for b, (vals, ids) in enumerate(zip(values.cpu().tolist(), indices.cpu().tolist())):
+                tops[b] = sorted(zip(ids, vals), key=lambda t: (-t[1], t[0]))[:top_k]
+        for b, j in enumerate(idx):
+            out[j] = (picked[b], tops[b], cut[b])
+    return out
 
 
 def first_token_id(tokenizer, text: str) -> int:

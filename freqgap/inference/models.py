@@ -1,8 +1,8 @@
-"""Model registry and loading: aliases from conf/models.yaml, offline, no remote code.
+"""Model names: aliases from conf/models.yaml, Hugging Face ids, local directories.
 
-Every stage that runs a model (predictions, log-prob scoring) loads it here, so the
-resolved id, revision, device, dtype and context length are recorded the same way and a
-missing checkpoint fails with one clear message (how to fetch it, or use a directory).
+Resolution is separate from loading (freqgap.inference.hf) so that a bad name or Pythia
+revision fails in milliseconds, before any output directory exists or any weights are
+read, with the list of known names.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from freqgap.errors import FreqgapError
 from freqgap.config import load_conf
 from freqgap.paths import REPO_ROOT
 
-_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
            "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
 
@@ -77,7 +77,7 @@ def resolve_model(name_or_path: str, revision: str | None = None,
                   conf: dict[str, Any] | None = None) -> ModelSpec:
     """Alias, HF id (`owner/name`) or local directory → what to load."""
     conf = load_conf("models") if conf is None else conf
-    gpu_default = _DTYPES[conf.get("gpu_dtype", "bfloat16")]
+    gpu_default = DTYPES[conf.get("gpu_dtype", "bfloat16")]
     aliases = known_aliases(conf)
     entry = aliases.get(name_or_path.lower())
     if entry is not None:
@@ -89,12 +89,12 @@ def resolve_model(name_or_path: str, revision: str | None = None,
                     f"model alias {name_or_path!r} points at {path}, which does not exist; "
                     "build or fetch it first (see docs/inference.md)")
             return ModelSpec(name_or_path, str(path), None,
-                             _DTYPES[entry.get("dtype", gpu_default)], True)
+                             DTYPES[entry.get("dtype", gpu_default)], True)
         rev = revision if revision is not None else entry.get("revision")
         if entry.get("pythia") and rev is not None and rev != "main":
             _check_pythia_revision(name_or_path, rev, conf)
         return ModelSpec(name_or_path, entry["id"], rev,
-                         _DTYPES[entry.get("dtype", gpu_default)], False)
+                         DTYPES[entry.get("dtype", gpu_default)], False)
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return ModelSpec(name_or_path, str(path), None, gpu_default, True)
@@ -135,7 +135,7 @@ def context_length(config: Any) -> int:
     raise ModelError(f"cannot tell the context length of a {type(config).__name__}")
 
 
-def _offline_hint(spec: ModelSpec) -> str:
+def offline_hint(spec: ModelSpec) -> str:
     rev = f" --revision {spec.revision}" if spec.revision else ""
     return (f"weights of {spec.source}{' @ ' + spec.revision if spec.revision else ''} are not "
             f"available offline. On a machine with network access run "
@@ -146,40 +146,13 @@ def _offline_hint(spec: ModelSpec) -> str:
 
 def load_model(name_or_path: str, revision: str | None = None, device: str | None = None,
                dtype: str | None = None):
-    """Load (model, tokenizer, ModelInfo) for inference: eval mode, pad token set.
+    """Deprecated: (model, tokenizer, ModelInfo). Use `freqgap.inference.lm.get_lm`, whose
+    LM carries all of this; kept only until the suites run through the interface."""
+    from freqgap.inference.hf import HFCausalLM
 
-    dtype defaults to float32 on the CPU and to the alias's GPU dtype (bfloat16 unless the
-    registry says otherwise) on a GPU.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    spec = resolve_model(name_or_path, revision)
-    device = device or default_device()
-    conf = load_conf("models")
-    if dtype is None:
-        dtype = spec.gpu_dtype if device.startswith("cuda") else _DTYPES[conf.get("cpu_dtype", "float32")]
-    if dtype not in _DTYPES:
-        raise ModelError(f"unknown dtype {dtype!r}; use one of {', '.join(sorted(_DTYPES))}")
-    dtype = _DTYPES[dtype]
-    kwargs: dict[str, Any] = {"trust_remote_code": False}
-    if spec.revision is not None and not spec.is_local:
-        kwargs["revision"] = spec.revision
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(spec.source, dtype=getattr(torch, dtype),
-                                                     **kwargs)
-    except (OSError, ValueError) as exc:
-        if spec.is_local:
-            raise ModelError(f"{spec.source}: cannot load a causal LM and tokenizer from this "
-                             f"directory: {exc}") from exc
-        raise ModelError(f"{spec.name}: {_offline_hint(spec)} ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model.to(device)
-    model.eval()
-    info = ModelInfo(name=spec.name, model_id=spec.source, revision=spec.revision,
-                     device=device, dtype=dtype, context_length=context_length(model.config),
-                     architecture=type(model).__name__)
-    return model, tokenizer, info
+    lm = HFCausalLM.load(name_or_path, revision, device=device, dtype=dtype)
+    info = ModelInfo(name=lm.name, model_id=lm.model_id,
+                     revision=None if lm.revision in ("local",) else lm.revision,
+                     device=lm.device, dtype=lm.dtype, context_length=lm.max_length,
+                     architecture=lm.architecture)
+    return lm.model, lm.tokenizer, info

@@ -35,10 +35,17 @@ def tiny_model_dirs(tmp_path_factory, tiny_tokenizer):
 
 
 @pytest.fixture(scope="session")
-def loaded_models(tiny_model_dirs):
-    from freqgap.inference import load_model
+def lms(tiny_model_dirs):
+    """arch -> HFCausalLM on the CPU (float32), loaded through the registry."""
+    from freqgap.inference.lm import get_lm
 
-    return {arch: load_model(str(d), device="cpu") for arch, d in tiny_model_dirs.items()}
+    return {arch: get_lm(str(d), device="cpu") for arch, d in tiny_model_dirs.items()}
+
+
+@pytest.fixture(scope="session")
+def loaded_models(lms):
+    """arch -> (model, tokenizer, lm), for tests of the decoder underneath the interface."""
+    return {arch: (lm.model, lm.tokenizer, lm) for arch, lm in lms.items()}
 
 
 @pytest.fixture(scope="session")
