@@ -107,6 +107,8 @@ def _make_decoder(rules: TermRules, order: int, names: tuple[str, ...]):
             columns = [codec.decode(i) for i in ids]
             if order == 1:
                 columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
+            if "step_bucket" in names:       # counts by training position (counting/order_source.py)
+                columns.append(batch.column("step_bucket"))
             columns.append(batch.column("n"))
             yield pa.RecordBatch.from_arrays(columns, names=list(names))
 
@@ -261,18 +263,28 @@ class CountJob:
 
         return partial.groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n")).persist()
 
+    bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
+
     def _write_datasets(self, merged, sizes: dict[str, int]) -> None:
         from pyspark.sql import functions as F
 
         final = f"{self.work}/final"
         self.storage.delete(final)
         for name, (kind, order, columns) in _LAYOUT.items():
-            schema = ", ".join(f"{c} {'bigint' if c == 'count' else 'string'}" for c in columns)
+            if self.bucketed:
+                columns = (*columns[:-1], "step_bucket", "count")
+                rows = (merged.where(F.substring_index("kind", "@", 1) == kind)
+                        .select("key", F.substring_index("kind", "@", -1).cast("bigint")
+                                .alias("step_bucket"), "n"))
+                order_by = ("key", "step_bucket")
+            else:
+                rows, order_by = merged.where(F.col("kind") == kind).select("key", "n"), ("key",)
+            schema = ", ".join(f"{c} {'bigint' if c in ('count', 'step_bucket') else 'string'}"
+                               for c in columns)
             n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
             # The merge already partitioned rows by key: sort within those partitions by the
             # int64 key, no second shuffle; strings exist only after this point.
-            (merged.where(F.col("kind") == kind).select("key", "n")
-             .coalesce(n_files).sortWithinPartitions("key")
+            (rows.coalesce(n_files).sortWithinPartitions(*order_by)
              .mapInArrow(_make_decoder(self.rules, order, columns), schema)
              .write.mode("overwrite").parquet(f"{final}/{name}"))
         for name in DATASETS:
@@ -284,9 +296,10 @@ class CountJob:
         few per file and subset, and at most 20 example lines per task, file and reason."""
         from pyspark.sql import functions as F
 
-        is_count = F.col("kind").isin(*partials.COUNT_KINDS)
+        base_kind = F.substring_index("kind", "@", 1)      # u@<bucket> counts as u
+        is_count = base_kind.isin(*partials.COUNT_KINDS)
         kinds = {r["kind"]: (r["rows"], int(r["total"] or 0)) for r in
-                 merged.where(is_count).groupBy("kind")
+                 merged.where(is_count).groupBy(base_kind.alias("kind"))
                  .agg(F.count("*").alias("rows"), F.sum("n").alias("total")).collect()}
         per_file: dict[int, dict[str, int]] = {f.index: {} for f in files}
         by_index = {f.index: f.path for f in files}
@@ -329,6 +342,10 @@ class CountJob:
         }
 
     # ---- the run --------------------------------------------------------------------
+    def manifest_extra(self) -> dict[str, Any]:
+        """Extra top-level manifest fields of a subclass (the training-order job)."""
+        return {}
+
     def run(self) -> dict[str, Any]:
         """Count, commit and return the manifest (or the existing one if already done)."""
         files, groups = self.plan()
@@ -403,7 +420,8 @@ class CountJob:
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
                                   fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
                                   groups={"count": len(groups), "counted_this_run": redone},
-                                  outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS})
+                                  outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS},
+                                  **self.manifest_extra())
         self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}",
                                        json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
         self.storage.delete(self.work)

@@ -1,0 +1,187 @@
+"""Counting by training position: ranges of training sequences -> partial counts per step bucket.
+
+A training-order input is an indexed dataset (freqgap.counting.indexed) whose entry i is the
+i-th training sequence; with B sequences per optimizer step, entry i is consumed at step
+t = i // B. Checkpoint `stepN` holds the weights after N steps, i.e. it has seen steps
+0..N-1, so a sequence of step t falls in the bucket c = the smallest edge with c > t, and
+ω as of checkpoint s is the sum of the counts of every bucket <= s. Sequences of steps at
+or after the last edge are seen by no checkpoint and are not read.
+
+A document here is the text between end-of-document (EOD) tokens inside one sequence: a
+window never crosses an EOD token nor a sequence boundary (the two halves of a document
+split over two sequences are seen at different steps). Each piece is decoded with the
+model's tokenizer (special tokens dropped) and counted by the ordinary SPEC §2 rules.
+
+Partial counts travel with kind `u@<bucket>` (and p@, t@), so the job's one exact sum by
+(kind, key) also sums per bucket.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from freqgap.counting import partials
+from freqgap.counting.codec import TermCodec
+from freqgap.counting.indexed import IndexedDataset
+from freqgap.counting.rules import TermRules
+from freqgap.errors import FreqgapError
+
+BUCKET_SEP = "@"
+ENTRIES_PER_CHUNK = 512
+
+
+class OrderInputError(FreqgapError, ValueError):
+    """A training-order input or setting the user must fix; the message names it."""
+
+
+def bucket_kind(kind: str, bucket: int) -> str:
+    return f"{kind}{BUCKET_SEP}{bucket}"
+
+
+def check_edges(edges: Sequence[int], where: str) -> list[int]:
+    """Edges as a strictly increasing list of non-negative ints, or an error naming `where`."""
+    out = [int(e) for e in edges]
+    if not out or any(e < 0 for e in out) or any(b <= a for a, b in zip(out, out[1:])):
+        raise OrderInputError(f"{where}: bucket edges must be a non-empty, strictly increasing "
+                              f"list of steps >= 0, got {list(edges)[:10]}")
+    return out
+
+
+def buckets_of_steps(steps: np.ndarray, edges: Sequence[int]) -> np.ndarray:
+    """Bucket of each step: the smallest edge > step; -1 when step >= the last edge."""
+    e = np.asarray(edges, dtype=np.int64)
+    pos = np.searchsorted(e, steps, side="right")
+    return np.where(pos < e.size, e[np.minimum(pos, e.size - 1)], -1)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Entries lo..hi-1 of input file `index` (an indexed dataset prefix); `size` in bytes."""
+
+    index: int
+    path: str
+    lo: int
+    hi: int
+    size: int
+
+
+def plan_splits(index: int, path: str, entries: int, seqs_per_step: int, edges: Sequence[int],
+                target_bytes: int) -> tuple[list[Split], int]:
+    """Ranges of about target_bytes of the entries some checkpoint sees; and the number of
+    entries left out because they come at or after the last edge."""
+    data = IndexedDataset(path)
+    used = min(entries, int(edges[-1]) * seqs_per_step)
+    splits: list[Split] = []
+    lo = 0
+    item = data.dtype.itemsize
+    while lo < used:
+        start_byte = int(data.pointers[lo])
+        # the first entry whose end passes start + target, at least one entry per split
+        limit = start_byte + target_bytes
+        hi = int(np.searchsorted(data.pointers[lo:used], limit, side="left")) + lo
+        hi = max(hi, lo + 1)
+        end_byte = int(data.pointers[hi - 1]) + int(data.sizes[hi - 1]) * item
+        splits.append(Split(index, path, lo, hi, end_byte - start_byte))
+        lo = hi
+    return splits, entries - used
+
+
+def load_tokenizer(spec: str):
+    """A `tokenizers.Tokenizer` from a directory holding tokenizer.json, the file itself, or
+    a Hugging Face model name already in the local cache (never downloaded)."""
+    from tokenizers import Tokenizer
+
+    candidates = [spec, os.path.join(spec, "tokenizer.json")]
+    for c in candidates:
+        if os.path.isfile(c):
+            return Tokenizer.from_file(c), c
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec, "tokenizer.json")
+    except Exception:           # not a valid repo id: reported below
+        cached = None
+    if isinstance(cached, str) and os.path.isfile(cached):
+        return Tokenizer.from_file(cached), cached
+    raise OrderInputError(f"--tokenizer {spec}: no tokenizer.json there and not in the Hugging "
+                          "Face cache; give the model's directory (e.g. the local snapshot of "
+                          "EleutherAI/pythia-70m) or its tokenizer.json")
+
+
+def eod_id_of(tokenizer, token: str) -> int:
+    tid = tokenizer.token_to_id(token)
+    if tid is None:
+        raise OrderInputError(f"--eod-token {token!r}: not in the tokenizer's vocabulary")
+    return int(tid)
+
+
+def entry_pieces(tokens: np.ndarray, eod: int) -> list[np.ndarray]:
+    """The non-empty runs of tokens between EOD tokens of one sequence."""
+    cuts = np.flatnonzero(tokens == eod)
+    bounds = np.concatenate(([-1], cuts, [tokens.size]))
+    return [tokens[a + 1:b] for a, b in zip(bounds[:-1], bounds[1:]) if b - a > 1]
+
+
+def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
+                   seqs_per_step: int, edges: Sequence[int]) -> Iterator[tuple[list[str], list[int], int]]:
+    """(texts, bucket of each text, entries read) per chunk of entries lo..hi-1."""
+    for start in range(lo, hi, ENTRIES_PER_CHUNK):
+        stop = min(hi, start + ENTRIES_PER_CHUNK)
+        pieces: list[list[int]] = []
+        buckets: list[int] = []
+        entry_buckets = buckets_of_steps(np.arange(start, stop) // seqs_per_step, edges)
+        for i in range(start, stop):
+            bucket = int(entry_buckets[i - start])
+            if bucket < 0:
+                continue
+            for piece in entry_pieces(np.asarray(data[i], dtype=np.int64), eod):
+                pieces.append(piece.tolist())
+                buckets.append(bucket)
+        texts = tokenizer.decode_batch(pieces, skip_special_tokens=True) if pieces else []
+        yield texts, buckets, stop - start
+
+
+def _stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
+    kinds = [f"{name}{partials.SEP}{fidx}" for name in values]
+    return pa.RecordBatch.from_arrays(
+        [pa.array(kinds, pa.string()), pa.array([None] * len(kinds), pa.int64()),
+         pa.array(list(values.values()), pa.int64())], schema=partials.PARTIAL_SCHEMA)
+
+
+def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str, eod: int,
+                 seqs_per_step: int, edges: Sequence[int]) -> Iterator[pa.RecordBatch]:
+    """Partial counts (kinds u@b, p@b, t@b) and per-file statistics of some splits.
+
+    Statistics: `lines` = sequences read, `docs` = EOD-delimited pieces, `tokens` =
+    whitespace tokens of the decoded pieces, `bytes` = their UTF-8 bytes.
+    """
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(tokenizer_file)
+    codec = TermCodec(rules)
+    sums = partials.KeySums()
+    stats: dict[int, dict[str, int]] = {}
+    for split in splits:
+        data = IndexedDataset(split.path)
+        st = stats.setdefault(split.index, {partials.LINES: 0, partials.BYTES: 0,
+                                            partials.DOCS: 0, partials.TOKENS: 0})
+        for texts, buckets, n_entries in decoded_pieces(data, split.lo, split.hi, tokenizer, eod,
+                                                       seqs_per_step, edges):
+            st[partials.LINES] += n_entries
+            st[partials.DOCS] += len(texts)
+            st[partials.BYTES] += sum(len(t.encode("utf-8")) for t in texts)
+            by_bucket: dict[int, list[str]] = {}
+            for text, bucket in zip(texts, buckets):
+                by_bucket.setdefault(bucket, []).append(text)
+            for bucket, group in by_bucket.items():
+                parts, tokens = partials.chunk_keys(group, rules, codec)
+                st[partials.TOKENS] += int(np.asarray(tokens).sum())
+                yield from sums.add({bucket_kind(k, bucket): v for k, v in parts.items()})
+    yield from sums.drain()
+    for fidx, values in stats.items():
+        yield _stat_batch(fidx, values)

@@ -1,0 +1,99 @@
+"""The counting job over a training order (counting/order_source.py): the same plan, resumable
+groups, exact merge, atomic commit and manifest as the ordinary job, with input splits that
+are ranges of training sequences and output tables that carry `step_bucket`.
+
+The `.bin` is splittable, so one 300-billion-token file spreads over every core of a
+cluster: each Spark task reads its range of entries from the memmap (on a cluster the file
+must be at the same path on every worker, e.g. a shared file system).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from freqgap.counting.indexed import IndexedDataset, prefix_of
+from freqgap.counting.job import CountJob, CountOptions
+from freqgap.counting.order_source import (OrderInputError, Split, check_edges, count_splits,
+                                           eod_id_of, load_tokenizer, plan_splits)
+from freqgap.counting.sources import InputFile
+
+SPLIT_BYTES = 32 << 20
+
+
+@dataclass
+class OrderOptions:
+    """How entries map to steps and buckets, and how tokens become text."""
+
+    tokenizer: str
+    edges: list[int]
+    seqs_per_step: int = 1024
+    eod_token: str = "<|endoftext|>"
+    split_bytes: int = SPLIT_BYTES
+    extra: dict[str, Any] = field(default_factory=dict)    # recorded in the config, e.g. the trainer's order.json
+
+
+class OrderedCountJob(CountJob):
+    """Count an indexed dataset (one PREFIX) by step bucket."""
+
+    bucketed = True
+
+    def __init__(self, spark, options: CountOptions, order: OrderOptions) -> None:
+        super().__init__(spark, options)
+        if len(options.inputs) != 1:
+            raise OrderInputError(f"--order: give exactly one indexed dataset (PREFIX of "
+                                  f"PREFIX.idx/.bin), got {len(options.inputs)} inputs")
+        if order.seqs_per_step < 1:
+            raise OrderInputError(f"--seqs-per-step {order.seqs_per_step}: must be >= 1")
+        self.order = order
+        self.order.edges = check_edges(order.edges, "bucket edges")
+        self.prefix = prefix_of(options.inputs[0])
+        self.data = IndexedDataset(self.prefix)
+        tokenizer, self.tokenizer_file = load_tokenizer(order.tokenizer)
+        self.eod = eod_id_of(tokenizer, order.eod_token)
+        self.left_out = 0
+
+    def config(self) -> dict[str, Any]:
+        o = self.order
+        return {**super().config(), "input_kind": "training_order", "bucket_edges": o.edges,
+                "seqs_per_step": o.seqs_per_step, "eod_token": o.eod_token, "eod_id": self.eod,
+                "tokenizer": os.path.abspath(self.tokenizer_file), **o.extra}
+
+    def plan(self):
+        files = []
+        for i, path in enumerate((self.data.bin_path, self.data.idx_path, self.tokenizer_file)):
+            st = os.stat(path)
+            files.append(InputFile(i, os.path.abspath(path), st.st_size, int(st.st_mtime)))
+        splits, self.left_out = plan_splits(0, self.prefix, len(self.data), self.order.seqs_per_step,
+                                            self.order.edges, self.order.split_bytes)
+        parallel = max(1, self.spark.sparkContext.defaultParallelism)
+        per_job = self.opts.files_per_job or 16 * parallel
+        groups = [splits[i:i + per_job] for i in range(0, len(splits), per_job)]
+        return files, groups
+
+    def _partial_frame(self, group: list[Split], paths: dict[int, str]):
+        from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+        from freqgap.counting.partials import PARTIAL_SCHEMA
+
+        rules, tok, eod = self.rules, self.tokenizer_file, self.eod
+        per_step, edges = self.order.seqs_per_step, list(self.order.edges)
+
+        def count(batches):
+            for batch in batches:
+                splits = [Split(**row) for row in batch.to_pylist()]
+                yield from count_splits(splits, rules, tok, eod, per_step, edges)
+
+        split_t = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
+                              StructField("lo", LongType()), StructField("hi", LongType()),
+                              StructField("size", LongType())])
+        partial_t = StructType([StructField(f.name, {"string": StringType(), "int64": LongType()}[
+            str(f.type)]) for f in PARTIAL_SCHEMA])
+        rows = [(s.index, s.path, s.lo, s.hi, s.size) for s in group]
+        frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(rows, len(rows)), split_t)
+        return frame.mapInArrow(count, partial_t)
+
+    def manifest_extra(self) -> dict[str, Any]:
+        return {"order": {"sequences": len(self.data), "sequences_after_last_edge": self.left_out,
+                          "last_edge": self.order.edges[-1]}}
