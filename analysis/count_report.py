@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from freqgap.counting.report import number_frequencies, plot_counts  # noqa: E402
+from freqgap.analysis.counts import number_frequencies, plot_counts  # noqa: E402
 
 if __name__ == "__main__":
     counts = sys.argv[1] if len(sys.argv) > 1 else "out/counts"

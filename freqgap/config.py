@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from freqgap.errors import FreqgapError
-from freqgap.paths import CONF_DIR
+from freqgap.paths import conf_file
 
 
 class ConfigError(FreqgapError, ValueError):
@@ -30,5 +30,5 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def load_conf(name: str) -> dict[str, Any]:
-    """Read conf/<name>.yaml."""
-    return load_yaml(CONF_DIR / f"{name}.yaml")
+    """Read conf/<name>.yaml (or its replacement in `--conf DIR` / $FREQGAP_CONF)."""
+    return load_yaml(conf_file(name))

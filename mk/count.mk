@@ -3,14 +3,14 @@
 .PHONY: demo-count count bench-count
 
 # The embedded default: the bundled sample corpus in data/sample -> out/counts (local mode).
-demo-count: setup
-	$(PY) jobs/count_terms.py --progress-interval 5
+demo-count: setup ## count the bundled sample corpus into out/counts, and plot the counts
+	$(FREQGAP) count --progress-interval 5
 	$(PY) analysis/count_report.py out/counts out/reports/counts.png
 
-# spark-submit form, for arguments: make count ARGS="--input ... --output ..."
-count: setup
+# spark-submit form, for arguments: make count ARGS="--input ... --out ..."
+count: setup ## spark-submit jobs/count_terms.py $(ARGS) (e.g. ARGS="--input DIR --out DIR")
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') \
 	  $(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
 
-bench-count: setup
+bench-count: setup ## counting benchmark, side by side with the reference counter
 	$(PY) bench/bench_count.py $(ARGS)

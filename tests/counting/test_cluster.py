@@ -27,7 +27,7 @@ def test_standalone_cluster_equals_local_mode(spark, tmp_path):
             [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
              "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
              str(REPO / "jobs" / "count_terms.py"), "--input", str(tmp_path / "in"),
-             "--output", str(tmp_path / "cluster-out"), "--files-per-job", "2"],
+             "--out", str(tmp_path / "cluster-out"), "--files-per-job", "2"],
             env=cluster_env(), cwd=tmp_path, capture_output=True, text=True, timeout=420)
         assert result.returncode == 0, result.stderr[-3000:]
         # Both workers ran executors, and each received the package zip from the driver.

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from freqgap.counting.job import CountJobError, run_count
 from freqgap.counting.rules import TermRules
-from freqgap.counting.cli import build_parser, main as cli_main
+from freqgap.cli import build_parser, main as freqgap_main
 from tests.counting.corpus_utils import read_counts, reference, write_jsonl
 from tests.counting.test_property import DOC
 
@@ -171,7 +171,7 @@ def test_resume_after_kill_equals_clean_run(spark, tmp_path):
     for i in range(6):
         write_jsonl(inp / f"s{i}.jsonl.zst", texts[i::6])
     out = tmp_path / "out"
-    cmd = [sys.executable, str(REPO / "jobs" / "count_terms.py"), "--input", str(inp), "--output",
+    cmd = [sys.executable, str(REPO / "jobs" / "count_terms.py"), "--input", str(inp), "--out",
            str(out), "--files-per-job", "1", "--master", "local[1]", "--progress-interval", "1"]
     proc = subprocess.Popen(cmd, env=_env(), start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -203,16 +203,16 @@ def test_rerun_without_resume_starts_clean(spark, corpus, tmp_path):
 
 def test_cli_help_lists_every_option(capsys):
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["--help"])
+        build_parser("count").parse_args(["count", "--help"])
     text = capsys.readouterr().out
-    for option in ("--input", "--output", "--window", "--number-rule", "--vocab", "--max-order",
+    for option in ("--input", "--out", "--window", "--number-rule", "--vocab", "--max-order",
                    "--on-bad-record", "--resume", "--files-per-job", "--spread", "--master"):
         assert option in text
 
 
 def test_cli_reports_bad_input_with_exit_code(spark, tmp_path, capsys):
     (tmp_path / "x.jsonl").write_bytes(b'{"text": "1"}\n{oops\n')
-    code = cli_main(["--input", str(tmp_path / "x.jsonl"), "--output", str(tmp_path / "o")])
+    code = freqgap_main(["count", "--input", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o")])
     assert code == 2
     assert "x.jsonl:2: not valid JSON" in capsys.readouterr().err
 
@@ -220,7 +220,7 @@ def test_cli_reports_bad_input_with_exit_code(spark, tmp_path, capsys):
 def test_cli_vocab_and_orders(spark, tmp_path, capsys):
     write_jsonl(tmp_path / "in.jsonl", ["not 5 few hours", "Nots 7"])
     (tmp_path / "v.txt").write_text("not\nfew\n")
-    code = cli_main(["--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "o"),
+    code = freqgap_main(["count", "--input", str(tmp_path / "in.jsonl"), "--out", str(tmp_path / "o"),
                      "--vocab", str(tmp_path / "v.txt"), "--max-order", "2", "--window", "3"])
     assert code == 0
     got = read_counts(tmp_path / "o")

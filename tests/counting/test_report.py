@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from freqgap.counting.job import run_count
-from freqgap.counting.report import number_frequencies, plot_counts, word_frequencies
+from freqgap.analysis.counts import number_frequencies, plot_counts, word_frequencies
 from tests.counting.corpus_utils import write_jsonl
 
 

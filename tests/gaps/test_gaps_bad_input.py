@@ -106,15 +106,15 @@ def test_counts_made_with_another_rule_than_the_instances(tmp_path, setting, val
         run(world, tmp_path)
 
 
-def test_instances_that_record_no_counts_settings_warn(tmp_path, capsys):
+def test_instances_that_record_no_counts_are_refused(tmp_path):
+    """An instances manifest without `upstream.counts` (an older freqgap) is not guessed at."""
     world = build_world(tmp_path / "w", SPECS, UNI, PAIRS_)
     path = world.instances / MANIFEST_NAME
     m = json.loads(path.read_text())
-    del m["config"]["counts_config"]
+    del m["upstream"]
     path.write_text(json.dumps(m))
-    res = run(world, tmp_path)
-    assert "not checked" in capsys.readouterr().err
-    assert "not checked" in res.manifest["compatibility"]
+    with pytest.raises(GapsInputError, match=r"instances: .*lacks field\(s\) upstream.counts"):
+        run(world, tmp_path)
 
 
 def test_predictions_missing_a_column(world, tmp_path):
@@ -179,7 +179,7 @@ def test_job_exits_2_with_the_message(world, tmp_path, capsys):
 
     shutil.rmtree(world.counts)
     code = main(["--counts", str(world.counts), "--instances", str(world.instances),
-                 "--predictions", f"{world.predictions}/*/", "--results", str(tmp_path / "r"),
+                 "--predictions", f"{world.predictions}/*/", "--out", str(tmp_path / "r"),
                  "--no-plots"])
     assert code == 2
     assert f"error: {world.counts}" in capsys.readouterr().err

@@ -106,12 +106,12 @@ def test_rerun_with_one_model_removes_stale_plots(done, tmp_path):
 
 
 def test_query_option_reads_the_database(done, capsys):
-    from jobs.gaps import main
+    from freqgap.cli import main
 
     _, opts, res = done
-    assert main(["--results", str(res.results_dir), "--query",
+    assert main(["query", "--results", str(res.results_dir),
                  "SELECT count(*) AS n FROM gaps WHERE delta IS NOT NULL"]) == 0
     now = pq.read_table(res.results_dir / "gaps.parquet").to_pandas()    # what the db holds
     assert f"│ {int(now['delta'].notna().sum()):>5} │" in capsys.readouterr().out
-    assert main(["--results", str(res.results_dir), "--query", "SELECT * FROM nope"]) == 2
+    assert main(["query", "--results", str(res.results_dir), "SELECT * FROM nope"]) == 2
     assert "nope" in capsys.readouterr().err

@@ -196,7 +196,7 @@ def test_cli_shards_merge_and_errors(tmp_path, tiny_model_dirs, instances_dir, c
     from jobs.predict import main
 
     model = str(tiny_model_dirs["gptj"])
-    common = ["--prompts", str(instances_dir), "--model", model, "--out-root", str(tmp_path),
+    common = ["--prompts", str(instances_dir), "--model", model, "--out", str(tmp_path / "gptj"),
               "--device", "cpu", "--batch-size", "8"]
     assert main(common + ["--shard", "0/2"]) == 0
     assert main(common + ["--merge", "2"]) == 2

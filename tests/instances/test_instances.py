@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.config import ConfigError, load_conf
+from freqgap.contract import ManifestError
 from freqgap.instances import CountsError, build_instances_dir, load_tasks, resolve_grid
 from freqgap.manifest import read_manifest
 from tests.instances.counts_fixture import UNITS, default_counts, write_counts
@@ -209,7 +210,7 @@ def test_top_cutoff_ties_broken_by_term(tmp_path, conf):
 def test_errors(tmp_path, conf, built):
     grid = resolve_grid(conf, "paper", tasks=["min_sec"], ks=[2], seeds=[0])
     (tmp_path / "nomanifest").mkdir()
-    with pytest.raises(FileNotFoundError, match="nomanifest: no _manifest.json"):
+    with pytest.raises(ManifestError, match="nomanifest: no _manifest.json"):
         build_instances_dir(tmp_path / "nomanifest", tmp_path / "o", grid, conf)
     only_numbers = write_counts(tmp_path / "c1", {"5": 3}, {("5", "6"): 2})
     with pytest.raises(CountsError, match="task min_sec: no \\(number, minute\\) pairs"):
@@ -237,10 +238,10 @@ def test_cli(tmp_path, built, capsys):
     from jobs.make_instances import main
 
     rc = main(["--counts", str(built["dir"].parent / "counts"), "--out", str(tmp_path / "o"),
-               "--tasks", "add,day_hour", "--ks", "0,2", "--seeds", "3", "--max-instances", "5"])
+               "--tasks", "add,day_hour", "--k", "0,2", "--seeds", "3", "--limit", "5"])
     assert rc == 0 and "prompts" in capsys.readouterr().out
     rows = pq.read_table(tmp_path / "o" / "prompts.parquet").to_pylist()
     assert {(r["task"], r["k"], r["seed"]) for r in rows} == {
         ("add", 0, 3), ("add", 2, 3), ("day_hour", 0, 3), ("day_hour", 2, 3)}
     assert main(["--counts", str(tmp_path / "missing"), "--out", str(tmp_path / "o2")]) == 2
-    assert "no _manifest.json" in capsys.readouterr().err
+    assert "missing" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import json
 
 
 from freqgap.manifest import read_manifest
-from freqgap.training.simulate import SimulateOptions, run_simulate
+from freqgap.workflows.simulate import SimulateOptions, run_simulate
 
 
 def test_simulate_smoke(spark, tmp_path):

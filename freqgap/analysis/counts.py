@@ -1,4 +1,4 @@
-"""A picture of what was counted: rank-frequency of number terms and the time-unit counts.
+"""The picture of what `freqgap count` counted: rank-frequency of numbers, word counts.
 
 Read straight from the counts' Parquet with DuckDB (no full table in Python), so it works
 on Pile-sized outputs too.

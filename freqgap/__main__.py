@@ -1,0 +1,7 @@
+"""`python -m freqgap …`: the same as the `freqgap` command."""
+
+import sys
+
+from freqgap.cli import main
+
+sys.exit(main())

@@ -1,0 +1,109 @@
+"""`freqgap`: one command with a subcommand per stage and tool.
+
+The table below maps each subcommand to the module that defines it (`add_arguments(parser)`
+and `run(args) -> int`) and a one-line summary. Only the chosen subcommand's module is
+imported, and those modules import their stage lazily inside `run`, so `freqgap --help`
+and `freqgap X --help` answer at once. Adding a subcommand is one line in COMMANDS.
+
+The error model (freqgap.errors): a `FreqgapError` raised anywhere becomes
+`freqgap <cmd>: error: <message>` on stderr and exit status 2, without a traceback;
+argparse's own errors are one line with exit 2 as well; anything else is a bug and keeps
+its traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "count": ("freqgap.cli.count", "exact counts of numbers, words and their windowed pairs "
+                                   "and triples in a corpus (Spark)"),
+    "instances": ("freqgap.cli.instances", "task instances, term sets and few-shot prompts "
+                                           "from the counts"),
+    "predict": ("freqgap.cli.predict", "greedy few-shot answers of a causal LM to the prompts"),
+    "gaps": ("freqgap.cli.gaps", "the performance gap Δ from counts, instances and "
+                                 "predictions (DuckDB)"),
+    "query": ("freqgap.cli.query", "run SQL on the database of a gaps run, read-only"),
+    "import-lm-eval": ("freqgap.cli.import_lm_eval", "import lm-evaluation-harness "
+                                                     "--log_samples logs as predictions"),
+    "suite": ("freqgap.cli.suite", "negation and quantifier suites: neqa, tinad, quantifiers"),
+    "corpus": ("freqgap.cli.corpus", "write a synthetic Pile-format corpus (conf/corpus.yaml)"),
+    "train": ("freqgap.cli.train", "train a small GPT-NeoX LM and its tokenizer on a corpus"),
+    "simulate": ("freqgap.cli.simulate", "Zipf vs uniform corpus: the gap caused by frequency "
+                                         "alone"),
+    "demo": ("freqgap.cli.demo", "the whole chain on the bundled sample corpus and demo model"),
+}
+
+
+def job_main(command: str, argv: list[str] | None = None) -> int:
+    """`jobs/<script>.py` shims: the same as `freqgap <command> ARGS`."""
+    return main([command, *(sys.argv[1:] if argv is None else argv)])
+
+
+def _chosen(argv: list[str]) -> str | None:
+    """The subcommand named in argv (the first word that is not an option), if any."""
+    for word in argv:
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-"):
+            return None
+    return None
+
+
+def build_parser(command: str | None = None, all_commands: bool = False):
+    """The `freqgap` parser; only `command`'s arguments (or all, for tests) are filled in."""
+    from freqgap.cli.common import HelpFormatter, Parser, common_parent
+
+    parser = Parser(prog="freqgap", formatter_class=HelpFormatter,
+                    description="freqgap: exact pretraining-corpus term counts joined with "
+                    "few-shot accuracy, the performance gap of Razeghi et al. (2022).\n\n"
+                    "Run `freqgap COMMAND --help` for a command's options. Relative paths are "
+                    "taken from the current directory; --conf DIR (or $FREQGAP_CONF) replaces "
+                    "files of conf/.")
+    from freqgap import __version__
+    parser.add_argument("--version", action="version", version=f"freqgap {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
+    parent = common_parent()
+    for name, (module_name, summary) in COMMANDS.items():
+        sp = sub.add_parser(name, help=summary, description=summary, parents=[parent],
+                            formatter_class=HelpFormatter)
+        if all_commands or name == command:
+            module = importlib.import_module(module_name)
+            if module.__doc__:
+                sp.description = module.__doc__.strip()
+            module.add_arguments(sp)
+            sp.set_defaults(_run=module.run)
+    return parser
+
+
+def _conf_option(argv: list[str]) -> str | None:
+    """The value of --conf, read before the parsers are built (their defaults come from it)."""
+    for i, word in enumerate(argv):
+        if word == "--conf" and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith("--conf="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `freqgap` console script and of the `jobs/*.py` shims."""
+    from freqgap.cli.common import apply_conf_dir
+    from freqgap.errors import FreqgapError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _chosen(argv)
+    prog = f"freqgap {command}" if command else "freqgap"
+    try:
+        apply_conf_dir(_conf_option(argv))
+        args = build_parser(command).parse_args(argv)
+        prog = getattr(args, "_prog", None) or f"freqgap {args.command}"
+        args._argv = argv
+        return int(args._run(args) or 0)
+    except FreqgapError as exc:
+        sys.stdout.flush()
+        message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        print(f"{prog}: error: {message or type(exc).__name__}", file=sys.stderr, flush=True)
+        return 2

@@ -1,0 +1,85 @@
+"""Count numbers, vocabulary words and their windowed pairs and triples (SPEC §2) in JSON
+Lines / Parquet corpora into Parquet: exact int64 counts, identical for any partitioning.
+
+Defaults come from conf/terms.yaml; with no arguments the bundled sample corpus
+(data/sample) is counted in local mode into out/counts. On a cluster, the same command is
+`spark-submit --master URL jobs/count_terms.py [options]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from freqgap.cli.common import (add_out, add_progress_interval, non_negative_int, positive_int,
+                                str_list, writable_dir)
+
+
+def _terms_conf() -> dict:
+    from freqgap.config import load_conf
+
+    return load_conf("terms")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    conf = _terms_conf()
+    p.add_argument("--input", type=str_list, default=["data/sample"], metavar="PATH,PATH,…",
+                   help="comma-separated input files, directories (recursive) or globs: .jsonl, "
+                        ".jsonl.zst, .jsonl.gz, .parquet; local paths or s3://, s3a://, gs://, "
+                        "hdfs:// URIs")
+    add_out(p, "out/counts", "unigrams/, pairs/, triples/ and _manifest.json (local path or "
+                             "Hadoop URI)")
+    p.add_argument("--window", type=positive_int, metavar="W",
+                   help=f"positions i<j co-occur when j-i < W (conf/terms.yaml: {conf.get('window')})")
+    p.add_argument("--number-rule", choices=["strict", "strip-punct"],
+                   help="strict: a number is a token of 1-6 ASCII digits; strip-punct: strip "
+                        "leading/trailing ASCII punctuation from every token first "
+                        f"(conf/terms.yaml: {conf.get('number_rule')})")
+    p.add_argument("--vocab", metavar="FILE",
+                   help="extra vocabulary words (YAML list, or text file one word per line), "
+                        "added to conf/terms.yaml's words")
+    p.add_argument("--max-order", type=int, choices=[1, 2, 3],
+                   help="1: unigrams; 2: + pairs; 3: + triples "
+                        f"(conf/terms.yaml: {conf.get('max_order')})")
+    p.add_argument("--text-field", metavar="NAME",
+                   help=f"JSON field of the text (conf/terms.yaml: {conf.get('text_field')})")
+    p.add_argument("--on-bad-record", choices=["fail", "skip"], default="fail",
+                   help="fail: stop with file:line and write no result; skip: count the rest "
+                        "and report skipped records per file and reason in the manifest")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run in --out, redoing only unfinished groups")
+    p.add_argument("--files-per-job", type=positive_int, metavar="N",
+                   help="input files per resumable group (default: 2 x Spark's default parallelism)")
+    p.add_argument("--spread", type=non_negative_int, metavar="N",
+                   help="partitions to spread a group's lines over before tokenising "
+                        "(default: 2 x cores when a group has fewer files than cores; 0: never)")
+    p.add_argument("--master", metavar="URL",
+                   help="Spark master when not started by spark-submit (default: local[*])")
+    add_progress_interval(p)
+
+
+def options_from_args(args: argparse.Namespace):
+    """CountOptions of the parsed flags (the term rules: conf/terms.yaml plus overrides)."""
+    from freqgap.counting.job import CountOptions
+    from freqgap.counting.rules import TermRules, read_vocab_file
+
+    extra_words = read_vocab_file(args.vocab) if args.vocab else []
+    rules = TermRules.from_conf({"window": args.window, "number_rule": args.number_rule,
+                                 "max_order": args.max_order, "text_field": args.text_field},
+                                extra_words=extra_words)
+    return CountOptions(inputs=args.input, output=args.out, rules=rules,
+                        on_bad_record=args.on_bad_record, resume=args.resume,
+                        files_per_job=args.files_per_job, spread=args.spread,
+                        progress_interval=args.progress_interval)
+
+
+def run(args: argparse.Namespace) -> int:
+    from freqgap.counting.job import CountJob, summary_text
+    from freqgap.spark_session import get_spark
+
+    writable_dir("--out", args.out)
+    options = options_from_args(args)
+    spark = get_spark(master=args.master, app_name="freqgap-count-terms", verbose=args.verbose)
+    manifest = CountJob(spark, options).run()
+    print(summary_text(manifest), flush=True)
+    print(f"wrote {args.out}/{{unigrams,pairs,triples}} and _manifest.json", flush=True)
+    return 0
