@@ -125,6 +125,13 @@ def iter_texts(inputs: Iterable[str | Path], text_field: str = "text") -> Iterat
     Reuses the counting job's readers, so training reads exactly what is counted; a bad
     record raises an error naming the file and line.
     """
+    for _, _, text in iter_documents(inputs, text_field):
+        yield text
+
+
+def iter_documents(inputs: Iterable[str | Path], text_field: str = "text") -> Iterator[tuple[str, int, str]]:
+    """(file path, line number, text) of every document, as `iter_texts` reads them (the
+    trainer's data order names documents this way)."""
     from freqgap.counting.records import RecordError, parse_record
     from freqgap.counting.sources import BadInputError, iter_lines, list_inputs
 
@@ -136,4 +143,4 @@ def iter_texts(inputs: Iterable[str | Path], text_field: str = "text") -> Iterat
                 text, _ = parse_record(raw, text_field, None)
             except RecordError as exc:
                 raise BadInputError(item.path, str(exc), line=line_no) from None
-            yield text
+            yield item.path, line_no, text

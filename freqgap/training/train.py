@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from freqgap.corpus import iter_texts
+from freqgap.corpus.writer import iter_documents
 from freqgap.counting.sources import list_inputs
 from freqgap.manifest import build_manifest, describe_local_inputs, now_iso, write_manifest
 from freqgap.progress import Progress
-from freqgap.training.data import WindowSampler, encode_corpus
+from freqgap.training.data import PackedOrder, WindowSampler, encode_corpus, encode_documents
+from freqgap.training.order import save_checkpoint, write_data_order
 from freqgap.training.settings import TrainSettings
 from freqgap.training.tokenizer import train_tokenizer
 
@@ -72,11 +73,15 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 
 
 def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
-                progress: bool = True, command: str | None = None) -> dict[str, Any]:
+                progress: bool = True, command: str | None = None,
+                on_batch=None) -> dict[str, Any]:
     """Train tokenizer and model on `corpus` (files, dirs, globs), save to `output`.
 
     `command`, when given, is the command line that ran this; it is written to
     COMMAND.txt and the manifest so a committed checkpoint says how it was made.
+    With `checkpoints`, the weights after N steps go to `output/stepN/`; with the packed
+    data order, `output/data_order/` records every sequence trained on
+    (freqgap/training/order.py). `on_batch(step, batch)` sees each batch as trained on.
     """
     import torch
 
@@ -89,11 +94,19 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
     torch.manual_seed(settings.seed)
 
     files = [f.path for f in list_inputs([str(c) for c in corpus])]
-    texts = list(iter_texts(files))
+    documents = list(iter_documents(files))
+    texts = [text for _, _, text in documents]
     tokenizer = train_tokenizer(texts, settings.tokenizer["vocab_size"], settings.tokenizer["min_frequency"])
-    tokens = encode_corpus(texts, tokenizer)
+    if settings.data_order == "packed":
+        doc_tokens = encode_documents(texts, tokenizer)
+        n_tokens = sum(len(d) + 1 for d in doc_tokens)
+        sampler = PackedOrder(doc_tokens, tokenizer.eos_token_id, settings.seq_len,
+                              settings.batch_size, settings.seed)
+    else:
+        tokens = encode_corpus(texts, tokenizer)
+        n_tokens = len(tokens)
+        sampler = WindowSampler(tokens, settings.seq_len, settings.batch_size, settings.seed)
     del texts
-    sampler = WindowSampler(tokens, settings.seq_len, settings.batch_size, settings.seed)
     model = build_model(settings, tokenizer).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     opt = _optimizer(model, settings)
@@ -101,6 +114,14 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
 
     meter = Progress(f"train {output.name}", total=settings.steps, unit="steps",
                      interval=settings.log_every_s) if progress else None
+    tmp = output.with_name(f".{output.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    checkpoints = set(settings.checkpoints)
+    batches = []                      # the packed order's sequences, for data_order/
+    if 0 in checkpoints:
+        save_checkpoint(model, tokenizer, tmp, 0)
     curve: list[dict[str, float]] = []
     ema = None
     t_loop = time.monotonic()
@@ -108,7 +129,12 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
     for step in range(settings.steps):
         for group in opt.param_groups:
             group["lr"] = lr_at(step, settings)
-        batch = sampler().to(device)
+        batch = sampler()
+        if on_batch is not None:
+            on_batch(step, batch.clone())
+        if settings.data_order == "packed":
+            batches.append(batch.numpy().copy())
+        batch = batch.to(device)
         loss = model(input_ids=batch, labels=batch).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -119,30 +145,33 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
             raise FloatingPointError(f"training loss became {value} at step {step}; lower lr")
         ema = value if ema is None else 0.95 * ema + 0.05 * value
         curve.append({"step": step, "loss": round(value, 5)})
+        if step + 1 in checkpoints:
+            save_checkpoint(model, tokenizer, tmp, step + 1)
         if meter:
             meter.update(done=step + 1, extra=f"loss {ema:.3f}, lr {lr_at(step, settings):.2e}")
     loop_s = time.monotonic() - t_loop
     if meter:
         meter.update(done=settings.steps, extra=f"loss {ema:.3f}", force=True)
 
-    tmp = output.with_name(f".{output.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    order = write_data_order(tmp, batches, sampler, documents, tokenizer, settings) \
+        if settings.data_order == "packed" else None
     model.eval()
     model.to("cpu").save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     totals = {
-        "corpus_tokens": int(len(tokens)), "parameters": int(n_params), "steps": settings.steps,
+        "corpus_tokens": int(n_tokens), "parameters": int(n_params), "steps": settings.steps,
         "tokens_seen": settings.steps * settings.batch_size * settings.seq_len,
-        "epochs": round(settings.steps * settings.batch_size * settings.seq_len / len(tokens), 3),
+        "epochs": round(settings.steps * settings.batch_size * settings.seq_len / n_tokens, 3),
         "first_loss": curve[0]["loss"], "final_loss_ema": round(ema, 5),
         "setup_s": round(setup_s, 2), "train_s": round(loop_s, 2),
         "tokens_per_s": round(settings.steps * settings.batch_size * settings.seq_len / loop_s, 1),
     }
     manifest = build_manifest("train_lm", {**settings.to_dict(), "corpus": [str(c) for c in corpus]},
                               describe_local_inputs(files, checksum=True), totals, started,
-                              device=device, threads=settings.threads, loss_curve=curve)
+                              device=device, threads=settings.threads, loss_curve=curve,
+                              **({"checkpoints": [f"step{c}" for c in settings.checkpoints]}
+                                 if settings.checkpoints else {}),
+                              **({"data_order": order} if order else {}))
     if command:
         manifest["command"] = command
         (tmp / "COMMAND.txt").write_text(

@@ -1,0 +1,87 @@
+"""What a training run leaves for counting by training position (issue 13).
+
+`stepN/` — the weights after N optimizer steps (a loadable model directory, tokenizer
+included), as Pythia's `stepN` revisions: checkpoint N has seen steps 0..N-1.
+
+`data_order/` — the exact data order of a packed run:
+    document.idx/.bin  every sequence trained on, in order, one entry per sequence, in the
+                       Megatron/GPT-NeoX indexed format of Pythia's pre-shuffled data
+                       (freqgap/counting/indexed.py); sequence i was trained on at step
+                       i // seqs_per_step
+    pieces.parquet     where each sequence's tokens came from: sequence, step, corpus file,
+                       line, and the document's token range [token_start, token_end)
+                       (token len(document) is its end-of-text token)
+    order.json         seqs_per_step, seq_len, steps, the EOD token, the checkpoints
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from freqgap.counting.indexed import write_indexed
+from freqgap.errors import FreqgapError
+
+class OrderFileError(FreqgapError, FileNotFoundError):
+    """A model directory without the data order asked for; the message says how to make it."""
+
+
+ORDER_DIR = "data_order"
+ORDER_FILE = "order.json"
+PREFIX = "document"
+
+
+def checkpoint_name(step: int) -> str:
+    return f"step{int(step)}"
+
+
+def save_checkpoint(model, tokenizer, directory: Path, step: int) -> Path:
+    """The weights after `step` steps as directory/stepN (loads like any model directory)."""
+    target = Path(directory) / checkpoint_name(step)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+def write_data_order(directory: Path, batches: list[np.ndarray], sampler, documents, tokenizer,
+                     settings) -> dict[str, Any]:
+    """Write data_order/ from the batches as trained on and the sampler's piece records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(directory) / ORDER_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    rows = np.concatenate(batches) if batches else np.zeros((0, settings.seq_len), np.int64)
+    dtype = np.uint16 if len(tokenizer) <= np.iinfo(np.uint16).max + 1 else np.int32
+    write_indexed(out / PREFIX, list(rows), dtype=dtype)
+    pieces = np.asarray(sampler.pieces, dtype=np.int64).reshape(-1, 4)
+    pieces = pieces[pieces[:, 0] < rows.shape[0]]       # drop pieces of unused sequences
+    doc = pieces[:, 1]
+    table = pa.table({
+        "sequence": pieces[:, 0], "step": pieces[:, 0] // settings.batch_size,
+        "file": pa.array([documents[d][0] for d in doc.tolist()], pa.string()),
+        "line": pa.array([documents[d][1] for d in doc.tolist()], pa.int64()),
+        "token_start": pieces[:, 2], "token_end": pieces[:, 3]})
+    pq.write_table(table, out / "pieces.parquet")
+    info = {"format": "megatron-mmap", "prefix": PREFIX, "seqs_per_step": settings.batch_size,
+            "seq_len": settings.seq_len, "steps": settings.steps, "sequences": int(rows.shape[0]),
+            "dtype": np.dtype(dtype).name, "eod_token": tokenizer.eos_token,
+            "eod_id": int(tokenizer.eos_token_id), "tokenizer": "..",
+            "checkpoints": [int(c) for c in settings.checkpoints]}
+    (out / ORDER_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    return info
+
+
+def read_order(model_dir: str | Path) -> dict[str, Any]:
+    """order.json of a model trained with the packed order, with absolute paths added."""
+    path = Path(model_dir) / ORDER_DIR / ORDER_FILE
+    if not path.is_file():
+        raise OrderFileError(f"{path}: not found; train with data_order: packed (e.g. "
+                                 "the dynamics profile of conf/training.yaml) to record the order")
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["prefix_path"] = str(path.parent / info["prefix"])
+    info["tokenizer_path"] = str((path.parent / info["tokenizer"]).resolve())
+    return info
