@@ -15,7 +15,7 @@ import platform
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 MANIFEST_NAME = "_manifest.json"
 _VERSIONED = ("freqgap", "pyspark", "pyarrow", "duckdb", "zstandard", "polars", "torch",
@@ -79,7 +79,11 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def build_manifest(stage: str, config: dict[str, Any], inputs: list[dict[str, Any]],
                    totals: dict[str, Any], started: str, **extra: Any) -> dict[str, Any]:
-    """The manifest dictionary of one completed stage."""
+    """The manifest dictionary of one completed stage (`fingerprint` is added on writing;
+    `upstream` names the fingerprints of the outputs it was made from, freqgap/contract.py)."""
+    if "fingerprint" in extra:
+        raise TypeError("build_manifest: `fingerprint` is computed by write_manifest; record "
+                        "a stage's own settings hash under another name")
     manifest = {
         "stage": stage,
         "status": "complete",
@@ -94,21 +98,62 @@ def build_manifest(stage: str, config: dict[str, Any], inputs: list[dict[str, An
     return manifest
 
 
+def manifest_text(manifest: dict[str, Any]) -> str:
+    """The JSON text of a manifest, sealed: fingerprint added, required fields checked."""
+    from freqgap.contract import seal
+
+    return json.dumps(seal(manifest), indent=2, sort_keys=True) + "\n"
+
+
 def write_manifest(directory: str | Path, manifest: dict[str, Any]) -> Path:
-    """Write `_manifest.json` into a local directory, atomically."""
+    """Write `_manifest.json` into a local directory, atomically, with its fingerprint
+    (the given dict gets the `fingerprint` too, so callers can pass it on)."""
+    from freqgap.contract import seal
+
+    sealed = seal(manifest)
+    manifest["fingerprint"] = sealed["fingerprint"]
     path = Path(directory) / MANIFEST_NAME
-    atomic_write_text(path, json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+    atomic_write_text(path, json.dumps(sealed, indent=2, sort_keys=True) + "\n")
     return path
 
 
-def read_manifest(directory: str | Path) -> dict[str, Any]:
-    """Read the manifest of a finished stage, with an error naming the directory if absent."""
-    path = Path(directory) / MANIFEST_NAME
+def load_manifest_file(path: str | Path) -> dict[str, Any]:
+    """The parsed `_manifest.json` at `path`, or a ManifestError saying what to do."""
+    from freqgap.contract import ManifestError
+
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ManifestError(f"{path.parent}: directory not found (run the stage that writes "
+                            "it, or check the path)")
     if not path.exists():
-        raise FileNotFoundError(
-            f"{directory}: no {MANIFEST_NAME}; the stage that writes it did not finish "
-            "(rerun it, or use --resume)")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    if manifest.get("status") != "complete":
-        raise ValueError(f"{path}: status is {manifest.get('status')!r}, not 'complete'")
+        raise ManifestError(f"{path.parent}: no {MANIFEST_NAME}; the stage that writes it did "
+                            "not finish (rerun it, or use --resume)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{path}: not valid JSON ({exc}); rerun the stage that writes "
+                            "it") from None
+    if not isinstance(manifest, dict):
+        raise ManifestError(f"{path}: not a manifest (a JSON object expected)")
     return manifest
+
+
+def read_manifest(directory: str | Path, stage: str | Sequence[str] | None = None,
+                  upstream: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """The manifest of a finished stage, checked (freqgap.contract.check_manifest): status
+    complete, written by `stage` (one name or several), required fields present, the
+    fingerprint matching the content, and `upstream` fingerprints equal where given.
+    Errors are FreqgapErrors naming the path and what to do."""
+    from freqgap.contract import check_manifest
+
+    path = Path(directory) / MANIFEST_NAME
+    return check_manifest(load_manifest_file(path), path, stage=stage, upstream=upstream)
+
+
+def upstream_fingerprint(directory: str | Path, stage: str | Sequence[str]) -> str | None:
+    """The fingerprint of the `stage` output in `directory`, or None when it holds no
+    manifest (e.g. a prompts file copied on its own); a manifest that fails its checks is
+    an error, not None."""
+    if not (Path(directory) / MANIFEST_NAME).exists():
+        return None
+    return read_manifest(directory, stage=stage)["fingerprint"]

@@ -31,7 +31,7 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import InputFile, list_inputs
 from freqgap.counting.storage import Storage, qualify
-from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso
+from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_iso
 from freqgap.progress import Progress, format_duration
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
@@ -196,7 +196,9 @@ class CountJob:
         manifest_path = f"{self.out}/{MANIFEST_NAME}"
         if self.storage.exists(manifest_path):
             existing = json.loads(self.storage.read_text(manifest_path))
-            if existing.get("fingerprint") == fp:
+            # plan_fingerprint: config + inputs, known before counting (the manifest's own
+            # `fingerprint` is the contract's, freqgap/contract.py).
+            if existing.get("plan_fingerprint", existing.get("fingerprint")) == fp:
                 return existing
             raise CountJobError(
                 f"{self.opts.output} already holds a different result (other inputs or settings; "
@@ -418,12 +420,13 @@ class CountJob:
                                                              partials.TOKENS, partials.BYTES)}}
                   for f in files]
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
-                                  fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
+                                  plan_fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
                                   groups={"count": len(groups), "counted_this_run": redone},
                                   outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS},
                                   **self.manifest_extra())
-        self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}",
-                                       json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+        text = manifest_text(manifest)
+        self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}", text)
+        manifest = json.loads(text)
         self.storage.delete(self.work)
         return manifest
 

@@ -1,8 +1,9 @@
 """Find and vet the outputs of the earlier stages before any Δ is computed.
 
 Every problem found here is an error that names the file or directory: a missing or
-unfinished stage (no complete `_manifest.json`), a dataset with no Parquet files, and
-counts made with another window or number rule than the instances were made from.
+unfinished stage (no complete `_manifest.json`), a manifest of another stage, a dataset with
+no Parquet files, counts other than those the instances were made from (their fingerprint,
+docs/DATA.md) and predictions of other instances.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from freqgap.errors import FreqgapError
+from freqgap.contract import INSTANCE_STAGES, PREDICTION_STAGES
+from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.manifest import MANIFEST_NAME, read_manifest
 from freqgap.gaps.options import GapsOptions
 
@@ -21,8 +23,12 @@ from freqgap.gaps.options import GapsOptions
 COUNT_SETTINGS = ("window", "number_rule", "max_digits")
 
 
-class GapsInputError(FreqgapError, ValueError):
+class GapsInputError(FreqgapError):
     """An input of `make gaps` is missing, empty or inconsistent; the message names it."""
+
+
+class InputsMismatchError(GapsInputError, InputMismatchError):
+    """Inputs of gaps that belong to different runs (counts, instances, predictions)."""
 
 
 @dataclasses.dataclass
@@ -35,7 +41,16 @@ class GapsInputs:
     datasets: dict[str, list[str]]          # view name -> Parquet globs (absolute)
     missing: list[str]                      # optional datasets that are absent
     manifests: dict[str, Any]
-    compatibility: str                      # "checked" or why it could not be
+    compatibility: str                      # "checked", or how (check_counts_match_instances)
+
+    def upstream(self) -> dict[str, Any]:
+        """The fingerprints of the inputs used, and the counts the instances record."""
+        inst = self.manifests["instances"]
+        return {"counts": self.manifests["counts"]["fingerprint"],
+                "instances": inst["fingerprint"],
+                "instances_counts": (inst.get("upstream") or {}).get("counts"),
+                "predictions": {str(d): self.manifests[str(d)]["fingerprint"]
+                                for d in self.prediction_dirs}}
 
     def describe(self) -> list[dict[str, Any]]:
         """Manifest `inputs` records: each input directory with its stage's finish time and
@@ -43,19 +58,22 @@ class GapsInputs:
         dirs = [("counts", self.counts_dir), ("instances", self.instances_dir)]
         dirs += [(str(d), d) for d in self.prediction_dirs]
         return [{"path": str(d), "stage": self.manifests[key].get("stage"),
+                 "fingerprint": self.manifests[key].get("fingerprint"),
                  "finished": self.manifests[key].get("finished"),
                  "stage_totals": self.manifests[key].get("totals")} for key, d in dirs]
 
 
-def _complete_manifest(directory: Path, what: str) -> dict[str, Any]:
-    """The directory's manifest, or an error that says which stage to run."""
+def _complete_manifest(directory: Path, what: str, stage: str | tuple[str, ...]) -> dict[str, Any]:
+    """The directory's checked manifest (freqgap.contract), or an error naming the stage to run."""
     if not directory.is_dir():
         raise GapsInputError(f"{directory}: {what} directory not found (run the stage that "
                              f"writes it, or point conf/gaps.yaml / the command line at it)")
     try:
-        return read_manifest(directory)
-    except (FileNotFoundError, ValueError) as exc:
-        raise GapsInputError(f"{what}: {exc}") from exc
+        return read_manifest(directory, stage=stage)
+    except InputMismatchError as exc:
+        raise InputsMismatchError(f"{what}: {exc}") from None
+    except FreqgapError as exc:
+        raise GapsInputError(f"{what}: {exc}") from None
 
 
 def dataset_glob(base: Path, name: str) -> str | None:
@@ -74,60 +92,66 @@ def dataset_glob(base: Path, name: str) -> str | None:
     return None
 
 
-def _find_count_settings(manifest: Any) -> dict[str, Any] | None:
-    """The counts configuration an instances manifest recorded, wherever it nests it.
-
-    The instances stage copies the counts manifest's `config` into its own manifest; we look
-    for the first mapping that holds `window` and `number_rule`, config first.
-    """
-    if not isinstance(manifest, dict):
-        return None
-    if "window" in manifest and "number_rule" in manifest:
-        return manifest
-    keys = sorted(manifest, key=lambda k: (k != "config", "count" not in str(k), str(k)))
-    for key in keys:
-        value = manifest[key]
-        found = None
-        if isinstance(value, dict):
-            found = _find_count_settings(value)
-        elif isinstance(value, list):
-            for item in value:
-                found = _find_count_settings(item)
-                if found:
-                    break
-        if found:
-            return found
-    return None
+def _setting_differences(counts_conf: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
+    """`key=counts' value vs recorded value` for the settings that differ."""
+    return [f"{key}={counts_conf.get(key)!r} but the instances were made from counts with "
+            f"{key}={recorded.get(key)!r}" for key in COUNT_SETTINGS
+            if key in recorded and recorded.get(key) != counts_conf.get(key)]
 
 
 def check_counts_match_instances(counts_dir: Path, counts_manifest: dict[str, Any],
-                                 instances_dir: Path, instances_manifest: dict[str, Any]) -> str:
-    """Error if the counts were made with another window/number rule than the instances.
+                                 instances_dir: Path, instances_manifest: dict[str, Any],
+                                 mismatch_ok: bool = False) -> str:
+    """Error unless the counts are the very counts the instances were made from.
 
-    Returns "checked", or a reason when the instances manifest records no counts settings
-    (then a warning is printed: the check could not be made).
+    The instances record those counts' fingerprint (`upstream.counts`, docs/DATA.md); other
+    counts are refused even with the same settings (another corpus), unless `mismatch_ok`
+    (`--counts-mismatch-ok`), when a warning is printed. Instances not made from counts (the
+    suites': `upstream.counts` null) are checked by settings: window, number rule, digits
+    and vocabulary. Returns what was checked, for the manifest.
     """
     counts_conf = counts_manifest.get("config") or {}
-    recorded = _find_count_settings(instances_manifest)
-    if recorded is None:
-        reason = (f"{instances_dir / MANIFEST_NAME} records no counts settings (window, "
-                  "number_rule); counts/instances compatibility not checked")
-        print(f"WARNING: {reason}", file=sys.stderr)
-        return reason
-    for key in COUNT_SETTINGS:
-        if key in recorded and key in counts_conf and recorded[key] != counts_conf[key]:
-            raise GapsInputError(
-                f"{counts_dir / MANIFEST_NAME}: counts were made with {key}={counts_conf[key]!r} "
-                f"but the instances in {instances_dir} were made from counts with "
-                f"{key}={recorded[key]!r} ({instances_dir / MANIFEST_NAME}); rerun one of the "
-                "stages so that both use the same setting")
+    recorded = instances_manifest.get("counts_settings") or {}
+    want_fp = (instances_manifest.get("upstream") or {}).get("counts")
+    have_fp = counts_manifest["fingerprint"]
+    where = counts_dir / MANIFEST_NAME
+    if want_fp is not None:
+        if want_fp == have_fp:
+            return "checked"
+        diffs = _setting_differences(counts_conf, recorded)
+        made_from = (instances_manifest.get("upstream") or {}).get("counts_dir")
+        what = (f"counts were made with {diffs[0]}" if diffs else
+                f"counts {have_fp[:12]} are not the counts {want_fp[:12]} ({made_from}) the "
+                "instances were made from: same settings, other inputs (another corpus, or "
+                "other versions of its files)")
+        if not mismatch_ok:
+            raise InputsMismatchError(
+                f"{where}: {what} (instances {instances_dir}); pass the counts the instances "
+                "were made from, rerun the instances stage on these counts, or accept them "
+                "with --counts-mismatch-ok")
+        print(f"WARNING: {where}: {what}; accepted (--counts-mismatch-ok)", file=sys.stderr)
+        return "mismatch accepted (--counts-mismatch-ok)"
+    for diff in _setting_differences(counts_conf, recorded):
+        raise InputsMismatchError(f"{where}: counts were made with {diff} ({instances_dir / MANIFEST_NAME}); "
+                                  "rerun one of the stages so that both use the same setting")
     want = set(recorded.get("vocab") or [])
     have = set(counts_conf.get("vocab") or [])
-    if want and have and not want <= have:
-        raise GapsInputError(
-            f"{counts_dir / MANIFEST_NAME}: the counts' vocab lacks {sorted(want - have)}, "
-            f"which the instances in {instances_dir} assume")
-    return "checked"
+    if want and not want <= have:
+        raise InputsMismatchError(
+            f"{where}: the counts' vocab lacks {sorted(want - have)[:10]}, which the "
+            f"instances in {instances_dir} need (count with --vocab {instances_dir}/vocab.yaml)")
+    return "checked (settings and vocabulary: the instances record no counts fingerprint)"
+
+
+def check_predictions_match_instances(directory: Path, manifest: dict[str, Any],
+                                      instances_dir: Path, instances_fp: str) -> None:
+    """Error if a predictions directory records other instances than the given ones."""
+    recorded = (manifest.get("upstream") or {}).get("instances")
+    if recorded is not None and recorded != instances_fp:
+        raise InputsMismatchError(
+            f"{directory / MANIFEST_NAME}: predictions of other instances ({recorded[:12]}) "
+            f"than {instances_dir} ({instances_fp[:12]}); rerun predict on these instances' "
+            "prompts, or pass the instances they were made from")
 
 
 def resolve_inputs(opts: GapsOptions) -> GapsInputs:
@@ -135,8 +159,8 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
     counts_dir = opts.path(opts.counts)
     instances_dir = opts.path(opts.instances)
     manifests: dict[str, Any] = {
-        "counts": _complete_manifest(counts_dir, "counts"),
-        "instances": _complete_manifest(instances_dir, "instances"),
+        "counts": _complete_manifest(counts_dir, "counts", "count_terms"),
+        "instances": _complete_manifest(instances_dir, "instances", INSTANCE_STAGES),
     }
     pattern = str(opts.path(opts.predictions))
     prediction_dirs = sorted(Path(p).resolve() for p in glob.glob(pattern) if Path(p).is_dir())
@@ -160,13 +184,16 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
         datasets[f"{name}_files"] = [g]
     pred_globs = []
     for d in prediction_dirs:
-        manifests[str(d)] = _complete_manifest(d, "predictions")
+        manifests[str(d)] = _complete_manifest(d, "predictions", PREDICTION_STAGES)
+        check_predictions_match_instances(d, manifests[str(d)], instances_dir,
+                                          manifests["instances"]["fingerprint"])
         g = dataset_glob(d.parent, d.name)
         assert g is not None
         pred_globs.append(g)
     datasets["predictions_files"] = pred_globs
     compatibility = check_counts_match_instances(counts_dir, manifests["counts"], instances_dir,
-                                                 manifests["instances"])
+                                                 manifests["instances"],
+                                                 mismatch_ok=opts.counts_mismatch_ok)
     return GapsInputs(counts_dir=counts_dir.resolve(), instances_dir=instances_dir.resolve(),
                       prediction_dirs=prediction_dirs, datasets=datasets,
                       missing=missing, manifests=manifests, compatibility=compatibility)

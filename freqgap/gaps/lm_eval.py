@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from freqgap.gaps.inputs import GapsInputError, dataset_glob
 from freqgap.inference.parse import score
 from freqgap.inference.writer import PREDICTION_SCHEMA
+from freqgap.contract import INSTANCE_STAGES
 from freqgap.manifest import (build_manifest, describe_local_inputs, now_iso, read_manifest,
                               write_manifest)
 from freqgap.suites.io import SuiteDataError, iter_jsonl
@@ -36,7 +37,7 @@ class LmEvalImportError(GapsInputError):
 
 def load_questions(instances_dir: Path) -> dict[str, list[tuple[str, int, str]]]:
     """question text -> [(task, instance_id, answer)] from instances/instances.parquet."""
-    read_manifest(instances_dir)
+    read_manifest(instances_dir, stage=INSTANCE_STAGES)
     path = dataset_glob(instances_dir, "instances")
     if path is None:
         raise GapsInputError(f"{instances_dir}: no instances.parquet")
@@ -193,6 +194,7 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
               "question_field": question_field, "filter": filter_name,
               "instances": str(instances_dir), "source": "lm-evaluation-harness --log_samples"}
     manifest = build_manifest("import_lm_eval", config, describe_local_inputs(files, checksum=True),
-                              totals, started)
+                              totals, started, upstream={"instances": read_manifest(
+                                  instances_dir, stage=INSTANCE_STAGES)["fingerprint"]})
     write_manifest(out_dir, manifest)
     return manifest

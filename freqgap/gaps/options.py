@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from freqgap.config import ConfigError, load_conf
-from freqgap.paths import REPO_ROOT
-
 BINNINGS = ("rank", "quantile")
+INTERVALS = ("keys", "seeds+keys")
 FREQ_DEFS = ("1", "1,2", "1,y", "1,2,3", "1,2,y")
 
 
 @dataclasses.dataclass
 class GapsOptions:
-    """Everything a run depends on; paths are resolved against the repository root."""
+    """Everything a run depends on; relative paths are taken from the current directory."""
 
     counts: str = "out/counts"
     instances: str = "out/instances"
@@ -30,6 +29,8 @@ class GapsOptions:
     freq_defs: list[str] | None = None
     binning: str = "rank"
     bin_percent: int = 10
+    min_seen_keys: int = 20
+    interval: str = "seeds+keys"
     boot_reps: int = 1000
     boot_seed: int = 0
     boot_level: float = 0.95
@@ -40,11 +41,13 @@ class GapsOptions:
     task_labels: dict[str, str] = dataclasses.field(default_factory=dict)
     plots: dict[str, Any] = dataclasses.field(default_factory=dict)
     make_plots: bool = True
+    # Accept counts other than those the instances were made from (docs/DATA.md).
+    counts_mismatch_ok: bool = False
 
     def path(self, value: str) -> Path:
-        """A configured path, relative ones taken from the repository root."""
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else REPO_ROOT / p
+        """A configured path; a relative one is taken from the current directory, like
+        every other command's paths."""
+        return Path(value).expanduser()
 
     def validate(self) -> "GapsOptions":
         """Reject settings that would give a meaningless Δ, naming the setting."""
@@ -52,6 +55,14 @@ class GapsOptions:
             raise ConfigError(f"gaps: binning must be one of {BINNINGS}, not {self.binning!r}")
         if not isinstance(self.bin_percent, int) or not 0 < self.bin_percent <= 50:
             raise ConfigError(f"gaps: bin_percent must be an integer in 1..50, not {self.bin_percent!r}")
+        if self.binning == "quantile" and 100 % self.bin_percent:
+            raise ConfigError(f"gaps: quantile binning needs a bin_percent that divides 100 "
+                              f"(10 = the original's 10 bins), not {self.bin_percent}")
+        if not isinstance(self.min_seen_keys, int) or self.min_seen_keys < 2:
+            raise ConfigError(f"gaps: min_seen_keys must be an integer >= 2, not "
+                              f"{self.min_seen_keys!r}")
+        if self.interval not in INTERVALS:
+            raise ConfigError(f"gaps: interval must be one of {INTERVALS}, not {self.interval!r}")
         if self.boot_reps < 0:
             raise ConfigError("gaps: bootstrap reps must be >= 0")
         if not 0 < self.boot_level < 1:
@@ -81,6 +92,8 @@ def options_from_conf(conf: dict[str, Any] | None = None, **overrides: Any) -> G
         freq_defs=[str(d) for d in conf["freq_defs"]] if conf.get("freq_defs") else None,
         binning=conf.get("binning", "rank"),
         bin_percent=conf.get("bin_percent", 10),
+        min_seen_keys=conf.get("min_seen_keys", 20),
+        interval=boot.get("interval", "seeds+keys"),
         boot_reps=int(boot.get("reps", 1000)),
         boot_seed=int(boot.get("seed", 0)),
         boot_level=float(boot.get("level", 0.95)),

@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from freqgap.gaps.bootstrap import GROUP, bootstrap_intervals
+from freqgap.gaps.logistic import logistic_fits
 from freqgap.gaps.inputs import GapsInputError, GapsInputs, resolve_inputs
 from freqgap.gaps.options import GapsOptions
 from freqgap.gaps.plots import draw_all
@@ -90,7 +91,7 @@ def _variables(inputs: GapsInputs, opts: GapsOptions) -> dict[str, Any]:
     variables: dict[str, Any] = dict(inputs.datasets)
     variables.update(models=list(opts.models or []), tasks=list(opts.tasks or []),
                      freq_defs=list(opts.freq_defs or []), binning=opts.binning,
-                     bin_percent=int(opts.bin_percent))
+                     bin_percent=int(opts.bin_percent), min_seen_keys=int(opts.min_seen_keys))
     return variables
 
 
@@ -171,17 +172,30 @@ def _check_counts_unique(con, inputs: GapsInputs) -> None:
 
 
 def _check_bins(con, opts: GapsOptions) -> None:
-    _raise_if_any(con, "check_empty_bins", f"{opts.binning} binning left a bin empty (Δ "
-                  "undefined, not 0)", lambda df: "gaps",
-                  hint="The quantile edges coincide because many keys share one ω; use the "
-                       "default rank binning.\n")
+    _raise_if_any(con, "check_empty_bins", f"{opts.binning} binning left the bottom or top bin "
+                  "empty (Δ undefined; the original code printed 0 here)",
+                  lambda df: "gaps: group " + "/".join(str(df.iloc[0][c]) for c in GROUP),
+                  hint="Many keys share the smallest (or largest) ω, so quantile edges "
+                       "coincide; use the default rank binning.\n")
 
 
 def _insert_intervals(con, opts: GapsOptions) -> None:
-    ranked = con.execute("SELECT model, revision, task, k, freq_def, pos, omega, accuracy "
-                         "FROM ranked_keys").df()
-    iv = bootstrap_intervals(ranked, opts.binning, opts.bin_percent, opts.boot_reps,
-                             opts.boot_seed, opts.boot_level)
+    """Fill gap_intervals: resamples drawn in numpy, binned by the SQL of 30_gaps.sql."""
+    ranked = con.execute("""
+        SELECT r.model, r.revision, r.task, r.k, r.freq_def, r.pos, r.omega, r.accuracy
+        FROM ranked_keys r SEMI JOIN gap_points g USING (model, revision, task, k, freq_def)
+        WHERE g.delta IS NOT NULL""").df()
+    seeds = None
+    if opts.interval == "seeds+keys":
+        seeds = con.execute("""
+            SELECT r.model, r.revision, r.task, r.k, r.freq_def, r.pos, s.seed, s.n_correct,
+                   s.n_rows
+            FROM ranked_keys r
+            JOIN per_key_seed s USING (model, revision, task, k, freq_def, key)
+            SEMI JOIN gap_points g USING (model, revision, task, k, freq_def)
+            WHERE g.delta IS NOT NULL""").df()
+    iv = bootstrap_intervals(con, ranked, seeds, opts.interval, opts.boot_reps, opts.boot_seed,
+                             opts.boot_level)
     con.execute("DELETE FROM gap_intervals")
     if iv.empty:
         return
@@ -191,9 +205,22 @@ def _insert_intervals(con, opts: GapsOptions) -> None:
         SELECT {', '.join(GROUP)},
                CASE WHEN isnan(ci_low) THEN NULL ELSE ci_low END,
                CASE WHEN isnan(ci_high) THEN NULL ELSE ci_high END,
-               ci_level, boot_reps, boot_discarded, boot_seed
+               ci_level, ci_kind, boot_reps, boot_discarded, boot_seed
         FROM boot_intervals""")
     con.unregister("boot_intervals")
+
+
+def _insert_logistic(con, opts: GapsOptions) -> None:
+    """Fill gap_logistic: the slope of correctness on log10 ω per group (logistic.py)."""
+    per_key = con.execute("SELECT model, revision, task, k, freq_def, omega, n_correct, n_rows "
+                          "FROM per_key").df()
+    fits = logistic_fits(per_key, opts.boot_level)
+    con.execute("DELETE FROM gap_logistic")
+    if fits.empty:
+        return
+    con.register("fits", fits)
+    con.execute("INSERT INTO gap_logistic SELECT * FROM fits")
+    con.unregister("fits")
 
 
 def _write_parquet(con, query: str, path: Path) -> None:
@@ -256,7 +283,9 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
         _check_bins(con, opts)
         step("gaps", "Δ and ρ computed; bootstrap next")
         _insert_intervals(con, opts)
-        step("bootstrap", f"bootstrap intervals ({opts.boot_reps} resamples per group)")
+        _insert_logistic(con, opts)
+        step("bootstrap", f"{opts.interval} bootstrap intervals ({opts.boot_reps} resamples "
+                          "per group) and logistic slopes")
         files = {"per_key": results / "per_key.parquet", "gaps": results / "gaps.parquet"}
         order = "ORDER BY model, revision, task, k, freq_def"
         _write_parquet(con, f"SELECT * FROM per_key {order}, omega, key", files["per_key"])
@@ -293,7 +322,8 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
     step("tables_plots", f"tables and {len(plots)} plots written")
     manifest = build_manifest(
         "gaps", config=opts.to_dict(), inputs=inputs.describe(), totals=totals, started=started,
-        compatibility=inputs.compatibility,
+        compatibility=inputs.compatibility, upstream=inputs.upstream(),
+        counts_mismatch_ok=opts.counts_mismatch_ok,
         outputs=sorted(str(p.relative_to(results)) for p in list(files.values()) + plots))
     write_manifest(results, manifest)
     return GapsResult(results_dir=results, files=files, plots=plots, gaps=gaps,

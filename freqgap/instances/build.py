@@ -14,18 +14,14 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
+from freqgap.contract import DATASETS
+from freqgap.errors import UsageError
 from freqgap.instances.tasks import Grid, Task
 
-INSTANCE_SCHEMA = pa.schema([
-    ("task", pa.string()), ("instance_id", pa.int64()), ("x1", pa.int64()), ("x2", pa.string()),
-    ("x3", pa.int64()), ("y", pa.int64()), ("question", pa.string()), ("answer", pa.string())])
-TERMS_SCHEMA = pa.schema([
-    ("task", pa.string()), ("instance_id", pa.int64()), ("freq_def", pa.string()),
-    ("n_terms", pa.int64()), ("t1", pa.string()), ("t2", pa.string()), ("t3", pa.string())])
-PROMPT_SCHEMA = pa.schema([
-    ("task", pa.string()), ("k", pa.int64()), ("seed", pa.int64()), ("instance_id", pa.int64()),
-    ("shot_ids", pa.list_(pa.int64())), ("prefix", pa.string()), ("prompt", pa.string()),
-    ("answer", pa.string())])
+# The shapes of docs/DATA.md, from the one declaration in freqgap/contract.py.
+INSTANCE_SCHEMA = DATASETS["instances"].schema()
+TERMS_SCHEMA = DATASETS["instance_terms"].schema()
+PROMPT_SCHEMA = DATASETS["prompts"].schema()
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,8 @@ def draw_shots(instances: list[Instance], task: str, seed: int, k: int) -> list[
     """k shots under the seed, by a partial Fisher-Yates shuffle: the first k of the k+1
     shots are the k shots, whatever the number of instances (nested across k)."""
     if k > len(instances):
-        raise ValueError(f"task {task}: k={k} shots requested but only {len(instances)} instances")
+        raise UsageError(f"task {task}: k={k} shots requested but the counts give only "
+                         f"{len(instances)} instances; use a smaller --k or a larger corpus")
     rng = seed_rng(task, seed)
     pool = list(range(len(instances)))
     for i in range(k):

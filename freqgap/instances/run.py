@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.config import load_conf
+from freqgap.contract import count_settings
 from freqgap.instances.build import (PROMPT_SCHEMA, instances_table, make_instances,
                                      prompt_rows, terms_table)
 from freqgap.instances.operands import select_x1
@@ -36,7 +37,7 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
     """Write instances/ for `grid` from a finished counts/ directory; returns the manifest."""
     started = now_iso()
     counts_dir, out_dir = Path(counts_dir), Path(out_dir)
-    counts_manifest = read_manifest(counts_dir)
+    counts_manifest = read_manifest(counts_dir, stage="count_terms")
     vocab = counts_manifest.get("config", {}).get("vocab")
     conf = load_conf(CONF_NAME) if conf is None else conf
     tasks = load_tasks(conf)
@@ -88,6 +89,11 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
               "tasks_conf": conf, "x1": selected,
               "counts": {"dir": str(counts_dir), "config": counts_manifest.get("config", {})}}
     inputs = describe_local_inputs([counts_dir / MANIFEST_NAME])
-    manifest = build_manifest("instances", config, inputs, totals, started)
+    # The exact counts these instances were made from (freqgap/contract.py): gaps refuses
+    # any other counts unless told.
+    manifest = build_manifest("instances", config, inputs, totals, started,
+                              upstream={"counts": counts_manifest["fingerprint"],
+                                        "counts_dir": str(counts_dir)},
+                              counts_settings=count_settings(counts_manifest["config"]))
     write_manifest(out_dir, manifest)
     return manifest

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import yaml
 
 from freqgap.config import load_conf
+from freqgap.errors import FreqgapError
 from freqgap.manifest import (atomic_write_text, build_manifest, describe_local_inputs, now_iso,
                               read_manifest, write_manifest)
 from freqgap.suites import terms, trends
@@ -72,8 +73,11 @@ def write_instances(suite, out: Path, inputs: list[dict], config: dict[str, Any]
     # What the counts must provide (checked by the gaps stage against the counts manifest).
     counts_needed = {k: term_conf.get(k) for k in ("window", "number_rule", "max_digits")}
     counts_needed["vocab"] = vocab
+    # Not made from counts (they come after, with --vocab vocab.yaml): gaps checks the
+    # counts' settings against counts_settings instead of a fingerprint (docs/DATA.md).
     write_manifest(d, build_manifest("suite_instances", {**config, "counts": counts_needed},
-                                     inputs, totals, started,
+                                     inputs, totals, started, upstream={"counts": None},
+                                     counts_settings=counts_needed,
                                      tasks=sorted({r["task"] for r in inst}),
                                      freq_defs=sorted({r["freq_def"] for r in trows})))
     return totals
@@ -86,11 +90,11 @@ def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], in
     d = out / "predictions" / safe_name(model_name)
     if not force and (d / "_manifest.json").exists():
         try:
-            manifest = read_manifest(d)
+            manifest = read_manifest(d, stage="suite_predictions")
             if manifest.get("config") == config:
                 return json.loads((d / "metrics.json").read_text(encoding="utf-8"))
-        except (ValueError, FileNotFoundError):
-            pass
+        except FreqgapError:
+            pass            # unfinished or of another version: redone below
     started = now_iso()
     if loader is None:
         from freqgap.inference.models import load_model as loader
@@ -144,7 +148,7 @@ def frequency_gaps(benchmark: str, out: Path, counts: str | Path, boot_reps: int
     from freqgap.gaps.options import options_from_conf
     from freqgap.gaps.run import run_gaps
 
-    manifest = read_manifest(out / "instances")
+    manifest = read_manifest(out / "instances", stage="suite_instances")
     tables = {benchmark: {"title": f"{benchmark}: accuracy and performance gaps (x100)",
                           "tasks": manifest["tasks"], "freq_defs": manifest["freq_defs"]}}
     opts = options_from_conf(counts=str(Path(counts).resolve()),

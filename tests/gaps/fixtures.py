@@ -14,7 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from freqgap.manifest import build_manifest, now_iso, write_manifest
+from freqgap.contract import count_settings
+from freqgap.manifest import build_manifest, now_iso, read_manifest, write_manifest
 
 COUNTS_CONFIG = {"window": 5, "max_order": 3, "number_rule": "strict", "max_digits": 6,
                  "vocab": ["second", "minute", "hour", "day", "week", "month", "year", "decade"],
@@ -68,29 +69,39 @@ def make_counts(root: Path, unigrams: dict[str, int], pairs: dict[tuple[str, str
         for i in range(parts):
             write_table(root / name / f"part-{i:05d}.parquet", rows[i::parts], schema)
     write_manifest(root, build_manifest("count_terms", config or COUNTS_CONFIG, [],
-                                        {k: len(v[0]) for k, v in tables.items()}, now_iso()))
+                                        {k: len(v[0]) for k, v in tables.items()}, now_iso(),
+                                        plan_fingerprint=None,
+                                        outputs={k: {"rows": len(v[0])} for k, v in tables.items()}))
     return root
 
 
 def make_instances(root: Path, instances: list[dict[str, Any]], terms: list[dict[str, Any]],
+                   counts: Path | None = None,
                    counts_config: dict[str, Any] | None = None) -> Path:
     """instances/ with instances.parquet and instance_terms.parquet, and a manifest that
-    records the counts configuration it was made from."""
+    records the counts it was made from (their fingerprint, docs/DATA.md), or none."""
     write_table(root / "instances.parquet", instances, INSTANCES)
     write_table(root / "instance_terms.parquet", terms, TERMS)
-    config = {"counts_config": dict(counts_config or COUNTS_CONFIG), "k": [0, 2], "seeds": [0, 1]}
+    config = {"k": [0, 2], "seeds": [0, 1]}
+    counts_fp = read_manifest(counts)["fingerprint"] if counts is not None else None
     write_manifest(root, build_manifest("instances", config, [],
                                         {"instances": len(instances), "terms": len(terms)},
-                                        now_iso()))
+                                        now_iso(),
+                                        upstream={"counts": counts_fp, "counts_dir": str(counts)},
+                                        counts_settings=count_settings(
+                                            counts_config or COUNTS_CONFIG)))
     return root
 
 
-def make_predictions(root: Path, rows: list[dict[str, Any]], parts: int = 1) -> Path:
+def make_predictions(root: Path, rows: list[dict[str, Any]], parts: int = 1,
+                     instances_fp: str | None = None) -> Path:
     """predictions/<model>/ with `parts` Parquet files and a manifest."""
     for i in range(parts):
         write_table(root / f"part-{i:05d}.parquet", rows[i::parts], PREDICTIONS)
-    write_manifest(root, build_manifest("predict", {"model": rows[0]["model"] if rows else None},
-                                        [], {"rows": len(rows)}, now_iso()))
+    write_manifest(root, build_manifest("predictions",
+                                        {"model": rows[0]["model"] if rows else None},
+                                        [], {"rows": len(rows)}, now_iso(),
+                                        upstream={"instances": instances_fp}))
     return root
 
 
@@ -195,9 +206,10 @@ def random_world(root: Path, seed: int = 0, models: tuple[str, ...] = ("tiny-a",
                         rows.append(prediction(model, task, k, s, r["instance_id"], ans, r["y"]))
         preds_by_model[model] = rows
     counts = make_counts(root / "counts", uni, pairs, triples)
-    instances_dir = make_instances(root / "instances", inst, terms)
+    instances_dir = make_instances(root / "instances", inst, terms, counts=counts)
+    instances_fp = read_manifest(instances_dir)["fingerprint"]
     for model, rows in preds_by_model.items():
-        make_predictions(root / "predictions" / model, rows, parts=2)
+        make_predictions(root / "predictions" / model, rows, parts=2, instances_fp=instances_fp)
     return World(counts=counts, instances=instances_dir, predictions=root / "predictions",
                  instance_rows=inst, term_rows=terms,
                  prediction_rows=[r for rows in preds_by_model.values() for r in rows],
@@ -222,9 +234,15 @@ def build_world(root: Path, specs: list[tuple[str, int, Any, list[bool]]],
             preds.append(prediction(model, task, k, seed, iid, ans, row["y"]))
     pairs, triples = pairs or {}, triples or {}
     counts = make_counts(root / "counts", unigrams, pairs, triples, config=counts_config)
-    instances_dir = make_instances(root / "instances", inst, terms,
+    inst_counts = counts
+    if instances_counts_config is not None and instances_counts_config != counts_config:
+        # The instances were made from other counts (with these settings) than the given ones.
+        inst_counts = make_counts(root / "counts_of_instances", unigrams, pairs, triples,
+                                  config=instances_counts_config)
+    instances_dir = make_instances(root / "instances", inst, terms, counts=inst_counts,
                                    counts_config=instances_counts_config or counts_config)
-    make_predictions(root / "predictions" / model, preds)
+    make_predictions(root / "predictions" / model, preds,
+                     instances_fp=read_manifest(instances_dir)["fingerprint"])
     return World(counts=counts, instances=instances_dir, predictions=root / "predictions",
                  instance_rows=inst, term_rows=terms, prediction_rows=preds, unigrams=unigrams,
                  pairs=pairs, triples=triples)

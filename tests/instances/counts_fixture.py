@@ -32,7 +32,10 @@ def write_counts(directory: Path, unigrams: dict[str, int], pairs: dict[tuple[st
     config = {"window": 5, "max_order": 2, "number_rule": "strict", "max_digits": 6,
               "vocab": UNITS if vocab is None else vocab, "text_field": "text"}
     write_manifest(directory, build_manifest("count_terms", config, [],
-                                             {"unigrams": len(uni), "pairs": len(pr)}, now_iso()))
+                                             {"unigrams": len(uni), "pairs": len(pr)}, now_iso(),
+                                             plan_fingerprint=None,
+                                             outputs={"unigrams": {"rows": len(uni)},
+                                                      "pairs": {"rows": len(pr)}}))
     return directory
 
 

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.config import ConfigError, load_conf
+from freqgap.errors import UsageError
 from freqgap.contract import ManifestError
 from freqgap.instances import CountsError, build_instances_dir, load_tasks, resolve_grid
 from freqgap.manifest import read_manifest
@@ -228,7 +229,7 @@ def test_errors(tmp_path, conf, built):
     bad["tasks"]["mult"]["answer"] = "pow"
     with pytest.raises(ConfigError, match="tasks.mult: answer 'pow' is not one of"):
         load_tasks(bad)
-    with pytest.raises(ValueError, match="k=16 shots requested but only 1 instances"):
+    with pytest.raises(UsageError, match="k=16 shots requested but the counts give only 1 instances"):
         g = resolve_grid(conf, "paper", tasks=["min_sec"], ks=[16], seeds=[0])
         build_instances_dir(write_counts(tmp_path / "c3", {"5": 3}, {("5", "minute"): 2}),
                             tmp_path / "o", g, conf)

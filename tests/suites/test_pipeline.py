@@ -163,7 +163,8 @@ def test_frequency_gaps_over_reference_counts(tiny_model_dir, tmp_path):
                    counts / "triples" / "part-0.parquet")
     cfg = {"window": 5, "max_order": 3, "number_rule": "strict", "max_digits": 6,
            "vocab": list(rules.vocab), "text_field": "text"}
-    write_manifest(counts, build_manifest("count_terms", cfg, [], {}, now_iso()))
+    write_manifest(counts, build_manifest("count_terms", cfg, [], {}, now_iso(),
+                                          plan_fingerprint=None, outputs={}))
     result = frequency_gaps("quantifiers", out, counts, boot_reps=20)
     read_manifest(out / "gaps")
     per_key = result.per_key
