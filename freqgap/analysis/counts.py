@@ -15,7 +15,7 @@ from freqgap.manifest import read_manifest
 
 def number_frequencies(counts_dir: str | Path, limit: int = 100_000) -> list[tuple[str, int]]:
     """(term, ω) of the `limit` most frequent number terms, most frequent first."""
-    read_manifest(counts_dir)
+    read_manifest(counts_dir, stage="count_terms")
     glob = str(Path(counts_dir) / "unigrams" / "*.parquet")
     return duckdb.sql(
         f"SELECT term, count FROM read_parquet('{glob}') WHERE kind = 'number' "

@@ -57,6 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int, metavar="N",
                    help=f"DuckDB threads ({src}: {db.get('threads') or 'all cores'})")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    p.add_argument("--counts-mismatch-ok", action="store_true",
+                   help="accept counts other than those the instances were made from (their "
+                        "fingerprints differ, e.g. another corpus); recorded in the manifest")
     p.add_argument("--summary", action="store_true",
                    help="print a Table-2-like summary, what it means, and the plots' paths")
 
@@ -70,7 +73,8 @@ def options_from_args(args: argparse.Namespace, **extra):
         results=args.out, models=args.models, tasks=args.tasks, freq_defs=args.freq_defs,
         binning=args.binning, bin_percent=args.bin_percent, boot_reps=args.boot_reps,
         boot_seed=args.boot_seed, memory_limit=args.memory_limit, threads=args.threads,
-        make_plots=False if args.no_plots else None, **extra)
+        make_plots=False if args.no_plots else None,
+        counts_mismatch_ok=True if args.counts_mismatch_ok else None, **extra)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 from freqgap.errors import FreqgapError
 from freqgap.counting import partials
 from freqgap.counting.codec import TermCodec
+from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import InputFile, list_inputs
 from freqgap.counting.storage import Storage, qualify
@@ -185,6 +186,8 @@ class CountJob:
 
     def plan(self) -> tuple[list[InputFile], list[list[InputFile]]]:
         files = list_inputs(self.opts.inputs)
+        # A generated corpus (data/sample/) is checked against its manifest's sha256 first.
+        verify_corpus_inputs(self.opts.inputs, [f.path for f in files])
         # Two files per core: tasks of unequal size still balance, and fewer groups (Spark
         # jobs) means less fixed cost; a group is also the unit of --resume.
         per_job = self.opts.files_per_job or max(1, 2 * self.spark.sparkContext.defaultParallelism)

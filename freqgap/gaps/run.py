@@ -17,6 +17,7 @@ from typing import Any, Callable
 import duckdb
 import pandas as pd
 
+from freqgap.contract import DATASETS
 from freqgap.gaps.bootstrap import GROUP, bootstrap_intervals
 from freqgap.gaps.logistic import logistic_fits
 from freqgap.gaps.inputs import GapsInputError, GapsInputs, resolve_inputs
@@ -31,17 +32,9 @@ from freqgap.progress import Progress
 DB_NAME = "freqgap.duckdb"
 PLOTS_DIR = "plots"
 
-# Columns each dataset must have (docs/DATA.md).
-REQUIRED = {
-    "unigrams_files": ("term", "kind", "count"),
-    "pairs_files": ("t1", "t2", "count"),
-    "triples_files": ("t1", "t2", "t3", "count"),
-    "instances_files": ("task", "instance_id", "x1", "x2", "x3", "y", "question", "answer"),
-    "instance_terms_files": ("task", "instance_id", "freq_def", "n_terms", "t1", "t2", "t3"),
-    "predictions_files": ("model", "revision", "task", "k", "seed", "instance_id",
-                          "continuation", "answer", "answer_lenient", "correct",
-                          "correct_lenient"),
-}
+# Columns each dataset must have (freqgap/contract.py, docs/DATA.md).
+REQUIRED = {f"{name}_files": DATASETS[name].column_names for name in
+            ("unigrams", "pairs", "triples", "instances", "instance_terms", "predictions")}
 
 # check view -> what it means, for the error message.
 CHECKS = {

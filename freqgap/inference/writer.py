@@ -14,14 +14,11 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from freqgap.contract import DATASETS
 from freqgap.errors import FreqgapError
 from freqgap.manifest import MANIFEST_NAME
 
-PREDICTION_SCHEMA = pa.schema([
-    ("model", pa.string()), ("revision", pa.string()), ("task", pa.string()),
-    ("k", pa.int64()), ("seed", pa.int64()), ("instance_id", pa.int64()),
-    ("continuation", pa.string()), ("answer", pa.string()), ("answer_lenient", pa.string()),
-    ("correct", pa.bool_()), ("correct_lenient", pa.bool_())])
+PREDICTION_SCHEMA = DATASETS["predictions"].schema()     # declared in freqgap/contract.py
 KEY = ("task", "k", "seed", "instance_id")
 PART_GLOB = "part-*.parquet"
 

@@ -16,17 +16,12 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-INSTANCES = pa.schema([("task", pa.string()), ("instance_id", pa.int64()), ("x1", pa.int64()),
-                       ("x2", pa.string()), ("x3", pa.int64()), ("y", pa.int64()),
-                       ("question", pa.string()), ("answer", pa.string())])
-INSTANCE_TERMS = pa.schema([("task", pa.string()), ("instance_id", pa.int64()),
-                            ("freq_def", pa.string()), ("n_terms", pa.int32()),
-                            ("t1", pa.string()), ("t2", pa.string()), ("t3", pa.string())])
-PREDICTIONS = pa.schema([("model", pa.string()), ("revision", pa.string()), ("task", pa.string()),
-                         ("k", pa.int32()), ("seed", pa.int32()), ("instance_id", pa.int64()),
-                         ("continuation", pa.string()), ("answer", pa.string()),
-                         ("answer_lenient", pa.string()), ("correct", pa.bool_()),
-                         ("correct_lenient", pa.bool_())])
+from freqgap.contract import DATASETS
+
+# The shapes of docs/DATA.md, declared once in freqgap/contract.py (int64 integers).
+INSTANCES = DATASETS["instances"].schema()
+INSTANCE_TERMS = DATASETS["instance_terms"].schema()
+PREDICTIONS = DATASETS["suite_predictions"].schema()
 
 
 def instance_row(task: str, instance_id: int, question: str, answer: str) -> dict[str, Any]:
