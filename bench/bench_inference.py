@@ -31,7 +31,8 @@ import torch  # noqa: E402
 
 from freqgap.config import load_conf  # noqa: E402
 from freqgap.instances import build_instances_dir, resolve_grid  # noqa: E402
-from freqgap.inference.models import load_model  # noqa: E402
+from freqgap.inference.hf import HFCausalLM  # noqa: E402
+from freqgap.inference.lm import get_lm  # noqa: E402
 from freqgap.inference.predict import predict  # noqa: E402
 from freqgap.inference.writer import part_files  # noqa: E402
 from tests.instances.counts_fixture import default_counts  # noqa: E402
@@ -65,8 +66,6 @@ def random_gptj_6b(device: str, dtype: str | None):
     (the worst case)."""
     from transformers import AutoModelForCausalLM, GPTJConfig
 
-    from freqgap.inference.models import ModelInfo
-
     tok = train_tiny_tokenizer()
     cfg = GPTJConfig(bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
                      pad_token_id=tok.eos_token_id)
@@ -75,9 +74,8 @@ def random_gptj_6b(device: str, dtype: str | None):
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(cfg, dtype=torch_dtype)
     model.eval()
-    info = ModelInfo("gptj-6b-random", "random GPTJConfig()", None, device, str(torch_dtype),
-                     cfg.n_positions, type(model).__name__)
-    return model, tok, info
+    return HFCausalLM(model, tok, name="gptj-6b-random", model_id="random GPTJConfig()",
+                      revision="random")
 
 
 def _rows(directory: Path) -> list[dict]:
@@ -117,30 +115,29 @@ def main(argv: list[str] | None = None) -> int:
         else:
             model_dir = args.model or str(build_bench_model(tmp / "model"))
             t1 = time.perf_counter()
-            loaded = load_model(model_dir, device=args.device, dtype=args.dtype)
+            loaded = get_lm(model_dir, device=args.device, dtype=args.dtype)
         t2 = time.perf_counter()
-        n_params = sum(p.numel() for p in loaded[0].parameters())
-        runs = {"study (full prompts, batch 50, no reuse)": dict(reuse_prefix=False, batch_size=50),
-                f"prefix reuse (batch {args.reuse_batch_size})":
-                    dict(reuse_prefix=True, batch_size=args.reuse_batch_size)}
+        n_params = loaded.num_parameters
+        runs = {"study (full prompts, batch 50, no reuse)": (False, 50),
+                f"prefix reuse (batch {args.reuse_batch_size})": (True, args.reuse_batch_size)}
         times: dict[str, list[float]] = {name: [] for name in runs}
         results = {}
         # Warm-up (allocator, kernels), not timed.
-        predict(tmp / "inst", tmp / "warm", "bench", loaded=loaded, progress_interval=1e9)
+        predict(tmp / "inst", tmp / "warm", loaded, label="bench", progress_interval=1e9)
         for r in range(args.repeats):
-            for name, kw in runs.items():
+            for name, (reuse, batch) in runs.items():
                 out = tmp / f"run{r}-{len(results)}"
                 start = time.perf_counter()
-                manifest = predict(tmp / "inst", out, "bench", loaded=loaded,
-                                   progress_interval=1e9, **kw)
+                manifest = predict(tmp / "inst", out, loaded.with_batch_size(batch), label="bench",
+                                   reuse_prefix=reuse, progress_interval=1e9)
                 times[name].append(time.perf_counter() - start)
                 results[(r, name)] = _rows(out)
                 n = manifest["totals"]["rows"]
                 tokens = manifest["totals"]["longest_prompt_tokens"]
         first = next(iter(results.values()))
         identical = all(rows == first for rows in results.values())
-        print(f"model: {model_dir} ({loaded[2].architecture}, {n_params / 1e6:.1f}M parameters, "
-              f"{loaded[2].device}, {loaded[2].dtype}, torch threads {torch.get_num_threads()})")
+        print(f"model: {model_dir} ({loaded.architecture}, {n_params / 1e6:.1f}M parameters, "
+              f"{loaded.device}, {loaded.dtype}, torch threads {torch.get_num_threads()})")
         print(f"prompts: {n} (mult, k={args.k}, longest {tokens} tokens), "
               f"{args.repeats} alternating repeats, median shown")
         print(f"start-up: build model {t1 - t0:.2f} s, load model {t2 - t1:.2f} s "

@@ -75,6 +75,19 @@ def weight_files(directory: str | Path) -> list[Path]:
     return chosen
 
 
+CONFIG_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json",
+                "merges.txt", "special_tokens_map.json", "added_tokens.json", "tokenizer.model",
+                "vocab.txt")
+
+
+def config_sha256(directory: str | Path) -> str | None:
+    """One digest over the non-weight files that change results: the model config and the
+    tokenizer's files (those present). None when there are none."""
+    d = Path(directory)
+    files = {n: cached_sha256(d / n) for n in CONFIG_FILES if (d / n).is_file()}
+    return combined_sha256(files) if files else None
+
+
 def combined_sha256(files: dict[str, str]) -> str:
     """One digest over `name sha256` lines in name order (the weights' identity)."""
     text = "".join(f"{name} {digest}\n" for name, digest in sorted(files.items()))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from freqgap.config import load_conf
-from freqgap.inference.checksums import CheckpointError, verify_weights
+from freqgap.inference.checksums import CheckpointError, config_sha256, verify_weights
 from freqgap.inference.lm import (LM, ContinuationScore, GenerateRequest, LoglikelihoodRequest,
                                   NextTokenLogprobs, StopRule, TopToken)
 from freqgap.inference.models import (DTYPES, ModelError, ModelSpec, context_length,
@@ -45,7 +45,8 @@ class HFCausalLM(LM):
     """A transformers causal LM in eval mode, with its tokenizer (pad token set)."""
 
     def __init__(self, model, tokenizer, *, name: str, model_id: str, revision: str,
-                 weights: dict[str, Any] | None = None, batch_size: int | None = None,
+                 weights: dict[str, Any] | None = None, config_sha: str | None = None,
+                 batch_size: int | None = None,
                  reuse_prefix: bool = True,
                  on_batch_size_change: Callable[[int], None] | None = None) -> None:
         import torch
@@ -56,6 +57,7 @@ class HFCausalLM(LM):
             tokenizer.pad_token = tokenizer.eos_token
         self._name, self._model_id, self._revision = name, model_id, revision
         self.weights = weights
+        self._config_sha = config_sha
         self._device = str(next(model.parameters()).device)
         self._dtype = str(next(model.parameters()).dtype).replace("torch.", "")
         self._context = context_length(model.config)
@@ -87,6 +89,9 @@ class HFCausalLM(LM):
         spec = resolve_model(name_or_path, revision)
         device = device or default_device()
         dtype = _resolve_dtype(dtype, device, spec)
+        if spec.is_local and not (Path(spec.source) / "config.json").is_file():
+            raise ModelError(f"{spec.source}: cannot load a causal LM and tokenizer from this "
+                             "directory: it has no config.json")
         weights = verify_weights(spec.source) if spec.is_local else None
         kwargs: dict[str, Any] = {"trust_remote_code": False}
         if spec.revision is not None and not spec.is_local:
@@ -104,14 +109,24 @@ class HFCausalLM(LM):
                                  f"this directory: {str(exc).splitlines()[0] if str(exc) else exc!r}") from exc
             raise ModelError(f"{spec.name}: {offline_hint(spec)} ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
+        files_dir = Path(spec.source) if spec.is_local else _snapshot_dir(spec)
         if weights is None:     # a hub model: hash the cached files it was loaded from
-            weights = verify_weights(_snapshot_dir(spec))
+            weights = verify_weights(files_dir)
         model.to(device)
         model.eval()
         rev = spec.revision if spec.revision else ("local" if spec.is_local else "main")
         return cls(model, tokenizer, name=spec.name, model_id=spec.source, revision=rev,
-                   weights=weights, batch_size=batch_size, reuse_prefix=reuse_prefix,
+                   weights=weights, config_sha=config_sha256(files_dir),
+                   batch_size=batch_size, reuse_prefix=reuse_prefix,
                    on_batch_size_change=on_batch_size_change)
+
+    def with_batch_size(self, batch_size: int) -> "HFCausalLM":
+        """The same loaded model and tokenizer with another batch size (no reload)."""
+        return type(self)(self.model, self._tokenizer, name=self._name, model_id=self._model_id,
+                          revision=self._revision, weights=self.weights,
+                          config_sha=self._config_sha, batch_size=batch_size,
+                          reuse_prefix=self.reuse_prefix,
+                          on_batch_size_change=self.on_batch_size_change)
 
     def close(self) -> None:
         self.model = None
@@ -132,6 +147,10 @@ class HFCausalLM(LM):
     @property
     def weights_sha256(self) -> str | None:
         return self.weights["sha256"] if self.weights else None
+
+    @property
+    def config_sha256(self) -> str | None:
+        return self._config_sha
 
     @property
     def batch_invariant(self) -> bool:

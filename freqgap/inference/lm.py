@@ -182,6 +182,12 @@ class LM(ABC):
         (an API)."""
 
     @property
+    def config_sha256(self) -> str | None:
+        """sha256 over the non-weight files that change results (model config, tokenizer),
+        None if not applicable."""
+        return None
+
+    @property
     def batch_invariant(self) -> bool:
         """True when batching, padding and prefix reuse provably leave results unchanged
         (float32 on the CPU for the transformers backend)."""
@@ -209,7 +215,8 @@ class LM(ABC):
         """What a manifest records about the model."""
         return {"name": self.name, "model_id": self.model_id, "revision": self.revision,
                 "device": self.device, "dtype": self.dtype, "context_length": self.max_length,
-                "weights_sha256": self.weights_sha256, "parameters": self.num_parameters,
+                "weights_sha256": self.weights_sha256, "config_sha256": self.config_sha256,
+                "parameters": self.num_parameters,
                 "backend": type(self).__name__}
 
     def close(self) -> None:

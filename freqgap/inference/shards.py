@@ -16,9 +16,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
-                              read_manifest, write_manifest)
+from freqgap.errors import InputMismatchError, UsageError
+from freqgap.inference.fingerprint import differences, digest
+from freqgap.inference.prompts import read_prompts, read_prompts_path, summarize
 from freqgap.inference.writer import KEY, PredictionsError, part_files, read_keys
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
+                              read_manifest, upstream_fingerprint, write_manifest)
 
 SHARDS_DIR = "_shards"   # leading underscore: ignored by Parquet dataset readers
 
@@ -29,7 +32,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         return None
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
-        raise ValueError(f"--shard {text!r}: expected i/N with 0 <= i < N, e.g. 0/4")
+        raise UsageError(f"--shard {text!r}: expected i/N with 0 <= i < N, e.g. 0/4")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -75,7 +78,6 @@ def check_complete(keys: list[tuple], expected: set[tuple], where: str) -> None:
 
 def merge_shards(model_dir: str | Path, prompts_path: str | Path) -> dict[str, Any]:
     """Merge `model_dir/_shards/*-of-N` into `model_dir`, checking nothing is missing or doubled."""
-    from freqgap.inference.predict import read_prompts, read_prompts_path, summarize
 
     started = now_iso()
     model_dir = Path(model_dir)
@@ -107,13 +109,28 @@ def merge_shards(model_dir: str | Path, prompts_path: str | Path) -> dict[str, A
     tmp = model_dir / ".part-00000.parquet.tmp"
     pq.write_table(table, tmp, compression="zstd")
     tmp.rename(model_dir / "part-00000.parquet")
-    shard_manifests = [read_manifest(d) for d in dirs]
+    shard_manifests = [read_manifest(d, stage="predictions") for d in dirs]
+    fields = [dict(m["config"].get("fingerprint_fields") or {}, shard=None)
+              for m in shard_manifests]
+    for d, f in zip(dirs, fields):
+        if f != fields[0]:
+            raise InputMismatchError(f"{model_dir}: shard {d.name} was made with other settings "
+                                     f"than {dirs[0].name} ({'; '.join(differences(fields[0], f))}); "
+                                     "rerun it with the same options")
+    prompts_file = read_prompts_path(prompts_path)
+    inputs = describe_local_inputs([prompts_file], checksum=True)
+    if fields[0].get("prompts_sha256") not in (None, inputs[0]["sha256"]):
+        raise InputMismatchError(f"{model_dir}: shards were run on another prompts file than "
+                                 f"{prompts_file}; merge with the same --prompts")
     config = dict(shard_manifests[0]["config"])
     config["shard"] = None
     config["merged_from"] = [d.name for d in dirs]
-    manifest = build_manifest("predictions", config,
-                              describe_local_inputs([read_prompts_path(prompts_path)], checksum=True),
-                              summarize(table), started)
+    config["fingerprint_fields"] = fields[0]
+    manifest = build_manifest(
+        "predictions", config, inputs, summarize(table), started,
+        upstream={"instances": upstream_fingerprint(prompts_file.parent, "instances")},
+        settings_fingerprint=digest(fields[0]),
+        weights_sha256=shard_manifests[0].get("weights_sha256"))
     write_manifest(model_dir, manifest)
     shutil.rmtree(model_dir / SHARDS_DIR)
     return manifest

@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 
 from freqgap.contract import DATASETS
 from freqgap.errors import FreqgapError
-from freqgap.manifest import MANIFEST_NAME
 
 PREDICTION_SCHEMA = DATASETS["predictions"].schema()     # declared in freqgap/contract.py
 KEY = ("task", "k", "seed", "instance_id")
@@ -25,7 +24,7 @@ PART_GLOB = "part-*.parquet"
 Key = tuple[str, int, int, int]
 
 
-class PredictionsError(FreqgapError, ValueError):
+class PredictionsError(FreqgapError):
     """Predictions on disk are inconsistent (wrong model, missing or doubled rows)."""
 
 
@@ -65,10 +64,6 @@ class ChunkWriter:
             raise PredictionsError(f"{self.directory}: doubled rows in existing chunks")
         self.next_index = 1 + max((int(f.stem.split("-")[1]) for f in files), default=-1)
         self.rows_written = 0
-
-    @property
-    def complete(self) -> bool:
-        return (self.directory / MANIFEST_NAME).exists()
 
     def write(self, rows: list[dict[str, Any]]) -> Path | None:
         """Write one chunk atomically and mark its keys done."""

@@ -6,6 +6,10 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Weight checksums are cached per user; tests keep theirs apart (subprocesses inherit it).
+import tempfile  # noqa: E402
+
+os.environ.setdefault("FREQGAP_CACHE_DIR", tempfile.mkdtemp(prefix="freqgap-test-cache-"))
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -1,0 +1,99 @@
+"""The predictions fingerprint: everything the rows depend on, checked before any resume.
+
+A kill-and-rerun must continue the same computation or refuse: chunks made with another
+prompts file, checkpoint, dtype, decoding length, stop rule or parse rule must never sit
+beside new ones under one manifest. The fields are written to `<dir>/_fingerprint.json`
+before the first chunk and into the manifest (`settings_fingerprint`: their sha256,
+`config.fingerprint_fields`: the fields) at the end; the manifest's own `fingerprint` is
+the data contract's (freqgap/contract.py). Batch size and prefix reuse are
+fields only when the model is not batch-invariant (16-bit or GPU arithmetic, where padding
+and shapes can flip a near-tied argmax); on the CPU in float32 they provably change
+nothing (tests/inference/test_generate.py) and a resume may change them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+from freqgap.errors import InputMismatchError
+from freqgap.inference import parse
+from freqgap.inference.lm import LM, StopRule
+from freqgap.manifest import atomic_write_text
+
+FINGERPRINT_NAME = "_fingerprint.json"
+
+
+def parse_rule_version() -> str:
+    """sha256 of the answer-parsing code (freqgap/inference/parse.py): rows store parsed
+    answers and correctness, so a changed rule means changed rows."""
+    return hashlib.sha256(inspect.getsource(parse).encode()).hexdigest()
+
+
+def device_class(device: str) -> str:
+    """cpu, cuda, mps, …: the index of a GPU does not change results, its kind does."""
+    return device.split(":", 1)[0]
+
+
+def fingerprint_fields(*, prompts_sha256: str, lm: LM, label: str, revision: str,
+                       max_new_tokens: int, stop: StopRule, reuse_prefix: bool,
+                       batch_size: int | None, shard: tuple[int, int] | None) -> dict[str, Any]:
+    """The fields of one predictions run (JSON-ready)."""
+    fields: dict[str, Any] = {
+        "prompts_sha256": prompts_sha256,
+        "model": label, "revision": revision, "model_id": lm.model_id,
+        "backend": type(lm).__name__,
+        "weights_sha256": lm.weights_sha256, "config_sha256": lm.config_sha256,
+        "dtype": lm.dtype, "device_class": device_class(lm.device),
+        "decoding": f"greedy, max_new_tokens={max_new_tokens}, {stop.describe()}",
+        "parse_rule_sha256": parse_rule_version(),
+        "shard": list(shard) if shard else None,
+    }
+    if not lm.batch_invariant:
+        fields["batching"] = {"batch_size": batch_size, "reuse_prefix": reuse_prefix}
+    return fields
+
+
+def digest(fields: dict[str, Any]) -> str:
+    """sha256 of the fields' canonical JSON."""
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """`field: old → new` for every field that differs (absent reads as None)."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a != b:
+            short = [v[:12] + "…" if isinstance(v, str) and len(v) == 64 else v for v in (a, b)]
+            out.append(f"{key}: {short[0]!r} → {short[1]!r}")
+    return out
+
+
+def read_fingerprint(directory: str | Path) -> dict[str, Any] | None:
+    path = Path(directory) / FINGERPRINT_NAME
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise InputMismatchError(f"{path}: damaged; use --force to discard this directory's "
+                                 "predictions and start again") from None
+
+
+def write_fingerprint(directory: str | Path, fields: dict[str, Any]) -> None:
+    atomic_write_text(Path(directory) / FINGERPRINT_NAME,
+                      json.dumps(fields, indent=2, sort_keys=True) + "\n")
+
+
+def refuse_if_different(directory: str | Path, stored: dict[str, Any],
+                        fields: dict[str, Any]) -> None:
+    """One line naming the settings that differ, and what to do."""
+    diff = differences(stored, fields)
+    if diff:
+        raise InputMismatchError(
+            f"{directory}: holds predictions made with other settings ({'; '.join(diff)}); "
+            "use a new --out/--name, or --force to discard them and start again")
