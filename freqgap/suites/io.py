@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from freqgap.errors import FreqgapError
 
 
-class SuiteDataError(FreqgapError, ValueError):
+class SuiteDataError(FreqgapError):
     """A benchmark file is missing, unreadable or in the wrong shape."""
 
 
@@ -37,8 +37,10 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, obj
 
 
-def iter_csv(path: str | Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) for each data row of a CSV file with the required header fields."""
+def iter_csv(path: str | Path, required: tuple[str, ...],
+             strip: bool = True) -> Iterator[tuple[int, dict[str, str]]]:
+    """(first line number, row) for each data row of a CSV file with the required header
+    fields; values are stripped unless `strip` is False (prompts kept byte for byte)."""
     path = Path(path)
     if not path.exists():
         raise SuiteDataError(f"{path}: file not found")
@@ -49,13 +51,17 @@ def iter_csv(path: str | Path, required: tuple[str, ...]) -> Iterator[tuple[int,
         if missing:
             raise SuiteDataError(f"{path}:1: header lacks field(s) {', '.join(missing)} "
                                  f"(has: {', '.join(header) or 'nothing'})")
+        lineno = reader.line_num + 1
         for row in reader:
-            lineno = reader.line_num
-            clean = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            empty = [f for f in required if not clean.get(f)]
+            if None in row:
+                raise SuiteDataError(f"{path}:{lineno}: more fields than the header names")
+            clean = {(k or "").strip(): ((v or "").strip() if strip else (v or ""))
+                     for k, v in row.items()}
+            empty = [f for f in required if not clean.get(f, "").strip()]
             if empty:
                 raise SuiteDataError(f"{path}:{lineno}: empty field(s) {', '.join(empty)}")
             yield lineno, clean
+            lineno = reader.line_num + 1
 
 
 def require(obj: dict[str, Any], fields: tuple[str, ...], path: str | Path, lineno: int) -> None:
@@ -64,6 +70,20 @@ def require(obj: dict[str, Any], fields: tuple[str, ...], path: str | Path, line
         if name not in obj:
             raise SuiteDataError(f"{path}:{lineno}: missing field {name!r} "
                                  f"(has: {', '.join(sorted(obj)) or 'nothing'})")
+
+
+def as_text(obj: dict[str, Any], name: str, path: str | Path, lineno: int) -> str:
+    """A field that must be a JSON string: a number or null is a wrong file, not a text."""
+    value = obj[name]
+    if not isinstance(value, str):
+        raise SuiteDataError(f"{path}:{lineno}: field {name!r} is {value!r} "
+                             f"({_json_type(value)}), not a string")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "boolean", int: "number", float: "number", type(None): "null", list: "array",
+            dict: "object"}.get(type(value), type(value).__name__)
 
 
 def as_bool(value: Any, what: str, path: str | Path, lineno: int) -> bool:

@@ -9,11 +9,14 @@ Output directory layout (every directory gets `_manifest.json`, written last):
   summary/      metrics.json (every model), trends.json, scaling.png
   gaps/         with counts given: the DuckDB gaps (freqgap.gaps) over these tables
 A model whose predictions directory has a complete manifest is not rerun (unless force).
+The instances manifest is written after the last model: a run that fails or is killed
+leaves no complete instances/ (its fingerprint is computed first, so each predictions
+manifest names it as upstream). An output directory holding a run with other settings is
+refused.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 from pathlib import Path
@@ -22,12 +25,13 @@ from typing import Any, Callable
 import yaml
 
 from freqgap.config import load_conf
-from freqgap.errors import FreqgapError
-from freqgap.manifest import (atomic_write_text, build_manifest, describe_local_inputs, now_iso,
-                              read_manifest, write_manifest)
+from freqgap.errors import FreqgapError, InputMismatchError
+from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
+                              describe_local_inputs, load_manifest_file, now_iso, read_manifest,
+                              write_manifest)
 from freqgap.suites import terms, trends
-from freqgap.suites.io import materialise
-from freqgap.suites.runner import NeQASuite, QuantifierSuite, TinadSuite, parameter_count
+from freqgap.suites.io import SuiteDataError, materialise
+from freqgap.suites.runner import NeQASuite, QuantifierSuite, TinadSuite
 from freqgap.suites.tables import (INSTANCE_TERMS, INSTANCES, PREDICTIONS, write_frame,
                                    write_table)
 
@@ -39,20 +43,33 @@ def safe_name(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "__", model).strip("_") or "model"
 
 
+NEQA_ONLY = ("original", "task2_data", "task2_original", "sample")
+
+
 def build_suite(benchmark: str, data: str | Path, conf: dict[str, Any],
-                original: str | Path | None = None, limit: int | None = None):
+                original: str | Path | None = None, limit: int | None = None,
+                overlong: str = "refuse", **neqa_options: Any):
+    """The suite object of a benchmark; NeQA takes `task2_data`, `task2_original`,
+    `sample` and `seed` besides `original` (freqgap.suites.runner.NeQASuite)."""
     if benchmark not in SUITES:
-        raise ValueError(f"unknown benchmark {benchmark!r}; known: {', '.join(SUITES)}")
+        raise SuiteDataError(f"unknown benchmark {benchmark!r}; known: {', '.join(SUITES)}")
     sub = conf.get(benchmark, {})
     if benchmark == "neqa":
-        return NeQASuite(data, sub, original=original, limit=limit)
-    if original is not None:
-        raise ValueError("--original (non-negated questions) applies to neqa only")
-    return SUITES[benchmark](data, sub, limit=limit)
+        return NeQASuite(data, sub, original=original, limit=limit, overlong=overlong,
+                         **neqa_options)
+    given = [k for k in NEQA_ONLY if (original if k == "original" else neqa_options.get(k))
+             is not None]
+    if given:
+        raise SuiteDataError(f"--{given[0].replace('_', '-')} applies to neqa only")
+    return SUITES[benchmark](data, sub, limit=limit, overlong=overlong)
 
 
-def write_instances(suite, out: Path, inputs: list[dict], config: dict[str, Any]) -> dict[str, Any]:
-    """instances/ with the DATA.md tables and the vocabulary the counting job needs."""
+def instances_manifest(suite, out: Path, inputs: list[dict],
+                       config: dict[str, Any]) -> dict[str, Any]:
+    """Write instances/'s tables and vocabulary; return its manifest, not yet written
+    (run() writes it after the last model) but with its fingerprint."""
+    from freqgap.contract import seal
+
     started = now_iso()
     inst, trows = suite.instances()
     d = out / "instances"
@@ -75,43 +92,73 @@ def write_instances(suite, out: Path, inputs: list[dict], config: dict[str, Any]
     counts_needed["vocab"] = vocab
     # Not made from counts (they come after, with --vocab vocab.yaml): gaps checks the
     # counts' settings against counts_settings instead of a fingerprint (docs/DATA.md).
-    write_manifest(d, build_manifest("suite_instances", {**config, "counts": counts_needed},
-                                     inputs, totals, started, upstream={"counts": None},
-                                     counts_settings=counts_needed,
-                                     tasks=sorted({r["task"] for r in inst}),
-                                     freq_defs=sorted({r["freq_def"] for r in trows})))
-    return totals
+    manifest = build_manifest("suite_instances", {**config, "counts": counts_needed},
+                              inputs, totals, started, upstream={"counts": None},
+                              counts_settings=counts_needed,
+                              tasks=sorted({r["task"] for r in inst}),
+                              freq_defs=sorted({r["freq_def"] for r in trows}))
+    manifest["fingerprint"] = seal(manifest)["fingerprint"]
+    return manifest
+
+
+def claim(out: Path, fingerprint: str) -> None:
+    """Refuse an output directory that holds a run with other settings (its instances or
+    any model's predictions made from other instances); then mark the run as unfinished
+    (instances and summary manifests removed until this run completes them)."""
+    d = out / "instances"
+    if (d / MANIFEST_NAME).exists():
+        old = load_manifest_file(d / MANIFEST_NAME)
+        if old.get("fingerprint") != fingerprint:
+            raise InputMismatchError(
+                f"{out}: holds a run of other settings or data (instances fingerprint "
+                f"{str(old.get('fingerprint'))[:12]}…, this run {fingerprint[:12]}…); use "
+                f"another --out, or delete {out} to start over")
+    for m in sorted((out / "predictions").glob(f"*/{MANIFEST_NAME}")):
+        up = (load_manifest_file(m).get("upstream") or {}).get("instances")
+        if up != fingerprint:
+            raise InputMismatchError(
+                f"{m.parent}: predictions made from other instances (other data or "
+                f"settings); use another --out, or delete {m.parent} to drop them")
+    for sub in ("instances", "summary"):
+        (out / sub / MANIFEST_NAME).unlink(missing_ok=True)
 
 
 def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], inputs: list[dict],
-                   revision: str | None, device: str | None, dtype: str | None, batch_size: int,
-                   force: bool = False, loader: Callable | None = None) -> dict[str, Any]:
+                   upstream: str, revision: str | None, device: str | None, dtype: str | None,
+                   batch_size: int, force: bool = False,
+                   loader: Callable | None = None) -> dict[str, Any]:
     """predictions/<model>/ for one model; reuses a complete earlier result unless `force`."""
     d = out / "predictions" / safe_name(model_name)
-    if not force and (d / "_manifest.json").exists():
+    if not force and (d / MANIFEST_NAME).exists():
         try:
-            manifest = read_manifest(d, stage="suite_predictions")
-            if manifest.get("config") == config:
+            manifest = read_manifest(d, stage="suite_predictions",
+                                     upstream={"instances": upstream})
+            if manifest.get("config") == json.loads(json.dumps(config)):
                 return json.loads((d / "metrics.json").read_text(encoding="utf-8"))
         except FreqgapError:
-            pass            # unfinished or of another version: redone below
+            pass            # unfinished, of another version or settings: redone below
+    (d / MANIFEST_NAME).unlink(missing_ok=True)
     started = now_iso()
     if loader is None:
-        from freqgap.inference.models import load_model as loader
-    model, tokenizer, info = loader(model_name, revision=revision, device=device, dtype=dtype)
-    params = parameter_count(model)
-    rev = info.revision if info.revision is not None else revision
-    preds, details, metrics = suite.evaluate(model, tokenizer, model_name, rev, batch_size)
-    del model
-    gc.collect()
+        from freqgap.inference.lm import get_lm as loader
+    lm = loader(model_name, revision=revision, device=device, dtype=dtype, batch_size=batch_size)
+    try:
+        suite.truncated = {}
+        preds, details, metrics = suite.evaluate(lm)
+        info, params = lm.describe(), lm.num_parameters
+    finally:
+        lm.close()
     n_pred = write_table(preds, PREDICTIONS, d / "predictions.parquet")
     n_det = write_frame(details, out / "details" / f"{safe_name(model_name)}.parquet")
-    record = {"model": model_name, "revision": rev, "parameters": params,
-              "model_info": info.to_dict(), "metrics": metrics}
+    record = {"model": model_name, "revision": info.get("revision"), "parameters": params,
+              "model_info": info, "truncated_prompts": dict(suite.truncated),
+              "metrics": metrics}
     atomic_write_text(d / "metrics.json", json.dumps(record, indent=2, default=str) + "\n")
     write_manifest(d, build_manifest("suite_predictions", config, inputs,
-                                     {"predictions": n_pred, "details": n_det}, started,
-                                     model=info.to_dict(), parameters=params))
+                                     {"predictions": n_pred, "details": n_det,
+                                      "truncated_prompts": dict(suite.truncated)}, started,
+                                     model=info, parameters=params,
+                                     upstream={"instances": upstream}))
     return record
 
 
@@ -164,23 +211,44 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         device: str | None = None, dtype: str | None = None, batch_size: int | None = None,
         limit: int | None = None, force: bool = False, conf: dict[str, Any] | None = None,
         loader: Callable | None = None, counts: str | Path | None = None,
-        boot_reps: int | None = None) -> dict[str, Any]:
+        boot_reps: int | None = None, task2_data: str | Path | None = None,
+        task2_original: str | Path | None = None, sample: int | None = None, seed: int = 42,
+        letter_scoring: str | None = None) -> dict[str, Any]:
     """The whole benchmark for a list of models; returns the trend labels and record list
     (and the gaps result when `counts` names a counts directory)."""
     conf = load_conf("suites") if conf is None else conf
+    if letter_scoring is not None:
+        conf = {**conf, "neqa": {**conf.get("neqa", {}), "letter_scoring": letter_scoring}}
     out = Path(out)
     data = materialise(data, out / "data")
     original = materialise(original, out / "data") if original is not None else None
-    suite = build_suite(benchmark, data, conf, original=original, limit=limit)
+    neqa_options = {k: v for k, v in (("task2_data", task2_data),
+                                      ("task2_original", task2_original),
+                                      ("sample", sample)) if v is not None}
+    if benchmark == "neqa":
+        neqa_options["seed"] = seed
+    suite = build_suite(benchmark, data, conf, original=original, limit=limit,
+                        overlong=str(conf.get("overlong", "refuse")), **neqa_options)
     batch_size = int(batch_size or conf.get("batch_size", 16))
-    paths = [data] + ([original] if original else [])
-    inputs = describe_local_inputs(paths, checksum=True)
+    paths = [Path(p) for p in dict.fromkeys(
+        [str(data)] + ([str(original)] if original else [])
+        + [str(p) for p in getattr(suite, "input_files", lambda: [])()])]
+    # path, size and sha256 (no mtime: a touched or re-checked-out file is the same input)
+    inputs = [{k: v for k, v in r.items() if k != "mtime"}
+              for r in describe_local_inputs(paths, checksum=True)]
     config = {"benchmark": benchmark, "suite": conf.get(benchmark, {}), "limit": limit,
               "data": [str(p) for p in paths]}
-    inst_totals = write_instances(suite, out, inputs, config)
+    if benchmark == "neqa":
+        config.update(sample=sample, seed=seed if sample is not None else None,
+                      task2_files=suite.task2_files)
+    inst_manifest = instances_manifest(suite, out, inputs, config)
+    fp = inst_manifest["fingerprint"]
+    claim(out, fp)
     records = [evaluate_model(suite, m, out, {**config, "revision": revision, "dtype": dtype},
-                              inputs, revision, device, dtype, batch_size, force, loader)
+                              inputs, fp, revision, device, dtype, batch_size, force, loader)
                for m in models]
+    write_manifest(out / "instances", inst_manifest)
+    inst_totals = inst_manifest["totals"]
     labels = summarise(suite, records, out, config, inputs, float(conf.get("trend_eps", 0.02)))
     gaps = frequency_gaps(benchmark, out, counts, boot_reps) if counts is not None else None
     return {"instances": inst_totals, "records": records, "trends": labels, "gaps": gaps}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from freqgap.suites.io import SuiteDataError, as_bool, iter_jsonl, require
+from freqgap.suites.io import SuiteDataError, as_bool, as_text, iter_jsonl, require
 
 FIELDS = ("pattern_id", "pattern", "test_id", "negation_type", "semantic_type",
           "syntactic_scope", "isDistractor", "label", "sentence")
@@ -50,31 +51,65 @@ class Sentence:
         return self.negation_type == "affirmation"
 
 
+TEXT_FIELDS = ("pattern", "negation_type", "semantic_type", "syntactic_scope", "sentence")
+
+
 def load(path: str | Path, with_predictions: bool = False) -> list[Sentence]:
-    """Read the dataset's JSON Lines (or a predictions file when `with_predictions`)."""
+    """Read the dataset's JSON Lines (or a predictions file when `with_predictions`).
+    Text fields must be JSON strings and `test_id` an integer or a string: a null or a
+    number where a sentence belongs is a broken file, not the sentence "None"."""
     fields = FIELDS + (("prediction",) if with_predictions else ())
     out = []
     for lineno, obj in iter_jsonl(path):
         require(obj, fields, path, lineno)
-        if obj["pattern"] not in PATTERNS:
+        text = {name: as_text(obj, name, path, lineno) for name in TEXT_FIELDS}
+        if text["pattern"] not in PATTERNS:
             raise SuiteDataError(f"{path}:{lineno}: unknown pattern {obj['pattern']!r} "
                                  f"(known: {', '.join(PATTERNS)})")
-        try:
-            pattern_id = int(obj["pattern_id"])
-        except (TypeError, ValueError):
+        pattern_id = obj["pattern_id"]
+        if isinstance(pattern_id, str) and pattern_id.strip().isdigit():
+            pattern_id = int(pattern_id)
+        if isinstance(pattern_id, bool) or not isinstance(pattern_id, int):
             raise SuiteDataError(f"{path}:{lineno}: pattern_id {obj['pattern_id']!r} "
-                                 "is not an integer") from None
+                                 "is not an integer")
+        test_id = obj["test_id"]
+        if isinstance(test_id, bool) or not isinstance(test_id, (int, str)):
+            raise SuiteDataError(f"{path}:{lineno}: field 'test_id' is {test_id!r}, not an "
+                                 "integer or a string")
         out.append(Sentence(
-            line=lineno, pattern_id=pattern_id, pattern=obj["pattern"], test_id=obj["test_id"],
-            negation_type=str(obj["negation_type"]), semantic_type=str(obj["semantic_type"]),
-            syntactic_scope=str(obj["syntactic_scope"]),
+            line=lineno, pattern_id=pattern_id, pattern=text["pattern"], test_id=test_id,
+            negation_type=text["negation_type"], semantic_type=text["semantic_type"],
+            syntactic_scope=text["syntactic_scope"],
             is_distractor=as_bool(obj["isDistractor"], "isDistractor", path, lineno),
-            label=as_bool(obj["label"], "label", path, lineno), sentence=str(obj["sentence"]),
+            label=as_bool(obj["label"], "label", path, lineno), sentence=text["sentence"],
             prediction=(as_bool(obj["prediction"], "prediction", path, lineno)
                         if with_predictions else None)))
     if not out:
         raise SuiteDataError(f"{path}: no sentences")
     return out
+
+
+def first_groups(rows: list[Sentence], n_groups: int | None) -> list[Sentence]:
+    """The sentences of the first `n_groups` test_id groups (in order of first appearance),
+    whole, in file order: a limit never cuts a coherence group."""
+    if n_groups is None:
+        return rows
+    keep: dict[Any, None] = {}
+    for r in rows:
+        if r.test_id not in keep:
+            if len(keep) == n_groups:
+                continue
+            keep[r.test_id] = None
+    return [r for r in rows if r.test_id in keep]
+
+
+def check_groups(rows: list[Sentence], path: str | Path) -> None:
+    """Every test_id group has the four cells the coherence tests compare (checked before
+    any model runs, so an incomplete group fails fast and leaves nothing behind)."""
+    try:
+        coherence_scores([dataclass_replace(r, prediction=r.label) for r in rows])
+    except SuiteDataError as exc:
+        raise SuiteDataError(f"{path}: {exc}") from None
 
 
 def prompt(sentence: str) -> str:

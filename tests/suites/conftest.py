@@ -34,3 +34,11 @@ def tiny(tiny_model_dir):
 
     model, tok, info = load_model(str(tiny_model_dir), device="cpu")
     return model, tok
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dir):
+    """The tiny model behind the model interface (transformers backend, CPU float32)."""
+    from freqgap.inference.lm import get_lm
+
+    return get_lm(str(tiny_model_dir), device="cpu", batch_size=4)

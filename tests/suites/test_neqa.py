@@ -107,17 +107,17 @@ def test_composed_accuracy():
         neqa.composed_accuracy(1.2, 0.5)
 
 
-def test_cot_generation_matches_plain_greedy(tiny):
-    """Few-shot CoT continuations (shots' cache reused, blank-line stop) equal a plain
-    one-prompt-at-a-time greedy loop over the full prompt."""
+def test_cot_generation_matches_plain_greedy(tiny_lm, tiny):
+    """Few-shot CoT continuations through the model interface (shots' cache reused,
+    blank-line stop) equal a plain one-prompt-at-a-time greedy loop over the full prompt."""
     import torch
 
-    from freqgap.suites.runner import generate_cot
+    from freqgap.suites.runner import NeQASuite
 
     model, tok = tiny
-    items = neqa.load(FIXTURES / "neqa.jsonl")[:3]
-    prompts = [neqa.build_prompt(it, "few_shot_cot") for it in items]
-    got = generate_cot(model, tok, prompts, max_new_tokens=10, batch_size=2)
+    suite = NeQASuite(FIXTURES / "neqa.jsonl", {"cot_max_new_tokens": 10})
+    prompts = suite.prompts("neqa/few_shot_cot")[0][:3]
+    got = suite.chain_of_thought(tiny_lm, prompts, "neqa/few_shot_cot")
     for prompt, text in zip(prompts, got):
         ids = tok(prompt, add_special_tokens=False)["input_ids"]
         new = []
