@@ -3,7 +3,11 @@
 `spark-submit --master spark://…` (or YARN, Kubernetes) decides the master; run as a plain
 script, the job uses local mode on all cores. Either way the `freqgap` package is zipped
 and added with `addPyFile`, so executors import the same code without a manual step
-(their Python still needs numpy, pyarrow and zstandard: the same venv, or `--archives`).
+(their Python still needs numpy, pyarrow, zstandard and numba: the same venv, or `--archives`).
+
+Settings live in conf/spark/ (spark-defaults.conf, log4j2.properties): applied here to every
+session this process starts, and read by `spark-submit` when SPARK_CONF_DIR points there.
+Spark's log is quiet unless `verbose`, so a user error prints one line.
 """
 
 from __future__ import annotations
@@ -14,23 +18,40 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from freqgap.paths import DEFAULT_CONF_DIR
+
 _SHIPPED_ATTR = "_freqgap_package_shipped"
+SPARK_CONF_DIR = DEFAULT_CONF_DIR / "spark"
+_JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 
 
-def default_spark_conf() -> dict[str, str]:
-    """Settings the counting job relies on: small Arrow batches, modest shuffle width."""
+def read_spark_defaults(path: Path = SPARK_CONF_DIR / "spark-defaults.conf") -> dict[str, str]:
+    """`key value` lines of a spark-defaults.conf file (comments and blanks skipped)."""
+    conf: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition(" ")
+            conf[key] = value.strip()
+    return conf
+
+
+def default_spark_conf(verbose: bool = False) -> dict[str, str]:
+    """conf/spark/spark-defaults.conf, the shuffle width for this machine, and the log setup."""
     parallel = os.cpu_count() or 2
-    return {
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "1024",
-        "spark.sql.shuffle.partitions": str(max(4, 2 * parallel)),
-        "spark.sql.adaptive.enabled": "true",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.sources.partitionOverwriteMode": "static",
-    }
+    conf = {**read_spark_defaults(), "spark.sql.shuffle.partitions": str(max(4, 2 * parallel))}
+    log = (f"-Dlog4j2.configurationFile={(SPARK_CONF_DIR / 'log4j2.properties').as_uri()}"
+           f" -Dfreqgap.log.level={'info' if verbose else 'fatal'}")
+    conf["spark.driver.extraJavaOptions"] = f"{conf.get('spark.driver.extraJavaOptions', '')} {log}".strip()
+    return conf
 
 
-def get_spark(master: str | None = None, app_name: str = "freqgap", conf: dict[str, str] | None = None):
-    """The active session, or a new one (local[*] unless a master is given or submitted)."""
+def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: bool = False,
+              conf: dict[str, str] | None = None):
+    """The active session, or a new one (local[*] unless a master is given or submitted).
+
+    `conf` entries override the defaults; Java options are appended to the defaults' ones.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -45,12 +66,71 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", conf: dict[s
         builder = builder.master(master)
     elif not submitted_master:
         builder = builder.master("local[*]")
-    for key, value in {**default_spark_conf(), **(conf or {})}.items():
+    settings = default_spark_conf(verbose)
+    for key, value in (conf or {}).items():
+        settings[key] = f"{settings.get(key, '')} {value}".strip() if key in _JAVA_OPTIONS else value
+    for key, value in settings.items():
         builder = builder.config(key, value)
+    if not submitted_master and not verbose:
+        _launch_quiet_gateway(master or "local[*]", app_name, settings)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    # Under spark-submit the JVM started before this call: its log level is set here.
+    spark.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
     ship_package(spark)
     return spark
+
+
+# What the JVM prints on stderr before any log configuration applies.
+_JVM_NOISE = (b"WARNING: Using incubator modules",)
+# Python workers of tasks cancelled after another task failed print these tracebacks.
+_CANCELLED = (b"ConnectionResetError", b"BrokenPipeError")
+
+
+def filter_jvm_stderr(lines):
+    """The JVM's stderr lines less start-up noise and cancelled workers' tracebacks."""
+    held: list[bytes] = []
+    for line in lines:
+        if held:
+            held.append(line)
+            if not line[:1].isspace():               # the traceback's last line
+                if not line.startswith(_CANCELLED):
+                    yield from held
+                held = []
+        elif line.startswith(b"Traceback (most recent call last)"):
+            held = [line]
+        elif not line.startswith(_JVM_NOISE):
+            yield line
+    yield from held
+
+
+def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) -> None:
+    """Start Spark's JVM with its stderr filtered of start-up noise (once per process).
+
+    PySpark's `launch_gateway(popen_kwargs=...)` is its documented hook for capturing the
+    JVM's output; everything but the known noise lines is passed on to our stderr.
+    """
+    import subprocess
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
+    for key, value in settings.items():
+        conf.set(key, value)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    stream = gateway.proc.stderr
+
+    def forward() -> None:
+        for line in filter_jvm_stderr(iter(stream.readline, b"")):
+            sys.stderr.buffer.write(line)
+            sys.stderr.buffer.flush()
+
+    threading.Thread(target=forward, name="spark-jvm-stderr", daemon=True).start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
 
 
 def _submitted_master() -> bool:

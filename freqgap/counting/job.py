@@ -44,7 +44,7 @@ _LAYOUT = {"unigrams": (partials.UNIGRAM, 1, ("term", "kind", "count")),
            "triples": (partials.TRIPLE, 3, ("t1", "t2", "t3", "count"))}
 
 
-class CountJobError(FreqgapError, RuntimeError):
+class CountJobError(FreqgapError):
     """A failure the user can act on; the message says what and where."""
 
 
@@ -408,7 +408,7 @@ class CountJob:
             message = explain_failure(exc)
             if message:
                 raise CountJobError(
-                    f"bad input: {message}\n(no result was written; fix the input, or rerun with "
+                    f"bad input: {message} (no result was written; fix the input, or rerun with "
                     "--on-bad-record skip to skip and report bad records)") from None
             raise
         finally:

@@ -1,0 +1,50 @@
+"""Spark settings from conf/spark, and a quiet JVM: a user error prints one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from freqgap.spark_session import SPARK_CONF_DIR, default_spark_conf, filter_jvm_stderr, read_spark_defaults
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_come_from_conf_spark():
+    defaults = read_spark_defaults()
+    assert defaults["spark.ui.enabled"] == "false"
+    assert "-XX:TieredStopAtLevel=1" in defaults["spark.executor.extraJavaOptions"]
+    quiet, verbose = default_spark_conf(), default_spark_conf(verbose=True)
+    assert "-Dfreqgap.log.level=fatal" in quiet["spark.driver.extraJavaOptions"]
+    assert "-Dfreqgap.log.level=info" in verbose["spark.driver.extraJavaOptions"]
+    assert (SPARK_CONF_DIR / "log4j2.properties").as_uri() in quiet["spark.driver.extraJavaOptions"]
+    assert quiet["spark.executorEnv.PYTHONSAFEPATH"] == "1"
+
+
+def test_jvm_stderr_filter_keeps_real_errors():
+    lines = [b"WARNING: Using incubator modules: jdk.incubator.vector\n",
+             b"Traceback (most recent call last):\n", b'  File "daemon.py", line 1\n',
+             b"ConnectionResetError: [Errno 104] Connection reset by peer\n",
+             b"Traceback (most recent call last):\n", b'  File "x.py", line 2\n',
+             b"ZeroDivisionError: division by zero\n", b"a real line\n",
+             b"Traceback (most recent call last):\n", b'  File "cut.py", line 3\n']
+    assert list(filter_jvm_stderr(iter(lines))) == lines[4:]
+
+
+def test_a_bad_record_prints_one_line_and_no_spark_log(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "a 5 b"}\nnot json\n')
+    script = ("import sys; from freqgap.spark_session import get_spark; "
+              "from freqgap.counting.job import run_count, CountJobError\n"
+              "spark = get_spark(master='local[1]')\n"
+              "try:\n    run_count([sys.argv[1]], sys.argv[2], spark=spark)\n"
+              "except CountJobError as e:\n    print(e, file=sys.stderr); sys.exit(2)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(bad), str(tmp_path / "out")],
+                          cwd=tmp_path, capture_output=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "SPARK_LOCAL_IP": "127.0.0.1",
+                               "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable})
+    assert proc.returncode == 2, proc.stderr.decode()
+    err = proc.stderr.decode().splitlines()
+    assert err == [err[0]] and err[0].startswith(f"bad input: {bad}:2: not valid JSON"), err
+    assert not (tmp_path / "out" / "_manifest.json").exists()
