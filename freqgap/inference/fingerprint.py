@@ -64,13 +64,13 @@ def digest(fields: dict[str, Any]) -> str:
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """`field: old → new` for every field that differs (absent reads as None)."""
-    out = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if a != b:
-            short = [v[:12] + "…" if isinstance(v, str) and len(v) == 64 else v for v in (a, b)]
-            out.append(f"{key}: {short[0]!r} → {short[1]!r}")
-    return out
+    def show(v: Any) -> str:
+        if isinstance(v, str):
+            return v[:12] + "…" if len(v) == 64 else v     # sha256 digests shortened
+        return json.dumps(v, sort_keys=True)
+
+    return [f"{key}: {show(old.get(key))} → {show(new.get(key))}"
+            for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
 
 
 def read_fingerprint(directory: str | Path) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ imports neither torch nor transformers.
 from __future__ import annotations
 
 import importlib
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -49,7 +50,7 @@ class StopRule:
 
     def describe(self) -> str:
         """A stable text form, for manifests and fingerprints."""
-        parts = [f"token contains {s!r}" for s in self.token_contains]
+        parts = [f"token contains {json.dumps(s)}" for s in self.token_contains]
         if self.eos:
             parts.append("eos")
         return "stop after: " + (" | ".join(parts) if parts else "max_new_tokens only")
