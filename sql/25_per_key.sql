@@ -44,9 +44,22 @@ CREATE OR REPLACE TABLE per_key AS
 SELECT r.model, r.revision, r.task, r.k, r.freq_def, r.n_terms, r.t1, r.t2, r.t3, r.key,
        o.omega,
        avg(r.correct::DOUBLE) AS accuracy,
+       count(*) FILTER (WHERE r.correct) AS n_correct,
        count(*) AS n_rows,
        count(DISTINCT r.instance_id) AS n_instances,
        count(DISTINCT r.seed) AS n_seeds
+FROM test_rows r
+JOIN key_omega o ON o.key = r.key AND o.n_terms = r.n_terms
+GROUP BY ALL
+ORDER BY ALL;
+
+-- per_key_seed: the same per seed (one row per group, seed and key): the correct and total
+-- test rows of each key under one draw of the shots. The seed-aware bootstrap resamples seeds
+-- from it, and each seed's own Δ (delta_seed_* in gaps) is binned from it.
+CREATE OR REPLACE TABLE per_key_seed AS
+SELECT r.model, r.revision, r.task, r.k, r.freq_def, r.seed, r.key, o.omega,
+       count(*) FILTER (WHERE r.correct) AS n_correct,
+       count(*) AS n_rows
 FROM test_rows r
 JOIN key_omega o ON o.key = r.key AND o.n_terms = r.n_terms
 GROUP BY ALL

@@ -1,21 +1,33 @@
-"""Bootstrap intervals of Δ over keys (SPEC §5 step 4), in numpy over ranked_keys.
+"""Bootstrap intervals of Δ (SPEC §5 step 4): numpy draws the resamples, SQL bins them.
 
-The per-key table is small (thousands of keys per group), so resampling it in numpy is
-fast and simple, while the counts never leave DuckDB. Each group draws from its own
-generator, seeded by (seed, CRC32 of the group), so a group's interval does not depend on
-which other groups the run contains and the same seed always gives the same intervals.
+Only the random draws happen here: which keys (and, for `seeds+keys`, which seeds) each
+resample holds. Every resample is then passed, as a multiset of keys in rank order, through
+the same SQL macro that gives the point estimate (`gap_of_samples` in sql/30_gaps.sql), so the
+bin rule exists once. Each group draws from its own generator, seeded by (seed, CRC32 of the
+group), so a group's interval does not depend on which other groups the run contains and the
+same seed always gives the same intervals.
+
+Kinds:
+- `keys`: the seen keys of the group resampled with replacement (seeds pooled as observed).
+- `seeds+keys`: a two-level bootstrap. First the group's seeds (draws of the k shots) are
+  resampled with replacement; each key's accuracy is recomputed from the pooled test rows of
+  the drawn seeds (a seed drawn twice counts twice; a key without rows in them drops out);
+  then the remaining keys are resampled with replacement.
 """
 
 from __future__ import annotations
 
 import zlib
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 GROUP = ["model", "revision", "task", "k", "freq_def"]
-# Resampled positions held at once (reps x keys): bounds memory to ~ 8 * this bytes x 3.
-_CHUNK_CELLS = 2_000_000
+INTERVAL_KINDS = ("keys", "seeds+keys")
+# Rows of resampled keys handed to DuckDB at once (bounds memory to ~ 50 bytes x this).
+_BATCH_ROWS = 3_000_000
 
 
 def group_seed(seed: int, group: tuple) -> list[int]:
@@ -24,75 +36,125 @@ def group_seed(seed: int, group: tuple) -> list[int]:
     return [int(seed), zlib.crc32(text.encode("utf-8"))]
 
 
-def bin_size(n_keys: int, bin_percent: int) -> int:
-    """ceil(bin_percent % of n_keys), in integers (as in sql/30_gaps.sql)."""
-    return (n_keys * bin_percent + 99) // 100
+def key_weights(n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """reps x n multiplicities of a resample of n keys with replacement (keys in rank order)."""
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=reps)
 
 
-def resample_deltas(accuracy: np.ndarray, omega: np.ndarray, binning: str, bin_percent: int,
-                    reps: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Δ of `reps` resamples of one group's keys; returns (deltas, discarded resamples).
+def seed_key_resamples(correct: np.ndarray, rows: np.ndarray, reps: int,
+                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two-level resamples of one group: (reps x n key multiplicities, reps x n accuracies).
 
-    `accuracy` and `omega` are in the group's rank order (pos). With rank binning a resample
-    keeps that order (a drawn position is a rank), so its bottom bin is its bin_size smallest
-    drawn positions. With quantile binning the edges are recomputed on each resample and a
-    resample with an empty bin is discarded (and counted), never scored as 0.
+    `correct` and `rows` are n keys x S seeds (keys in rank order). A key without rows in the
+    drawn seeds gets multiplicity 0; a resample whose drawn seeds hold no seen key at all is
+    all zeros (and is discarded by the caller).
     """
-    n = len(accuracy)
-    out: list[np.ndarray] = []
-    discarded = 0
-    chunk = max(1, _CHUNK_CELLS // max(n, 1))
-    m = bin_size(n, bin_percent)
-    p = bin_percent / 100
-    done = 0
-    while done < reps:
-        c = min(chunk, reps - done)
-        idx = rng.integers(0, n, size=(c, n), dtype=np.int32)   # int32: partition ~3x faster
-        if binning == "rank":
-            bottom = np.partition(idx, m - 1, axis=1)[:, :m]
-            top = np.partition(idx, n - m, axis=1)[:, n - m:]
-            out.append(accuracy[top].mean(axis=1) - accuracy[bottom].mean(axis=1))
-        else:
-            om = omega[idx].astype(float)
-            acc = accuracy[idx]
-            low = np.quantile(om, p, axis=1)[:, None]
-            high = np.quantile(om, 1 - p, axis=1)[:, None]
-            in_bottom, in_top = om <= low, om > high
-            nb, nt = in_bottom.sum(axis=1), in_top.sum(axis=1)
-            ok = (nb > 0) & (nt > 0)
-            discarded += int((~ok).sum())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                delta = (acc * in_top).sum(axis=1) / nt - (acc * in_bottom).sum(axis=1) / nb
-            out.append(delta[ok])
-        done += c
-    return (np.concatenate(out) if out else np.empty(0)), discarded
+    n, s = rows.shape
+    seed_w = rng.multinomial(s, np.full(s, 1.0 / s), size=reps)            # reps x S
+    denom = seed_w @ rows.T                                                # reps x n
+    numer = seed_w @ correct.T
+    alive = denom > 0
+    n_alive = alive.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = np.where(alive, numer / np.maximum(denom, 1), 0.0)
+        pvals = alive / np.maximum(n_alive, 1)[:, None]
+    weights = np.zeros((reps, n), dtype=np.int64)
+    ok = n_alive > 0
+    if ok.any():
+        weights[ok] = rng.multinomial(n_alive[ok], pvals[ok])
+    return weights, acc
 
 
-def bootstrap_intervals(ranked: pd.DataFrame, binning: str, bin_percent: int, reps: int,
-                        seed: int, level: float) -> pd.DataFrame:
-    """One row per group of `ranked` (ranked_keys): percentile interval of Δ at `level`.
+def samples_table(sample_ids: np.ndarray, weights: np.ndarray, omega: np.ndarray,
+                  accuracy: np.ndarray) -> pa.Table:
+    """Resamples as gap_of_samples reads them: one row per drawn key, occupying positions
+    first_pos..last_pos of n_drawn in rank order. `weights` and `accuracy` are reps x n
+    (accuracy may also be one row of n, shared by every resample)."""
+    reps, n = weights.shape
+    last = np.cumsum(weights, axis=1)
+    n_drawn = last[:, -1]
+    r, c = np.nonzero(weights)
+    acc = accuracy[r, c] if accuracy.ndim == 2 else accuracy[c]
+    return pa.table({
+        "sample_id": pa.array(sample_ids[r], pa.int64()),
+        "omega": pa.array(omega[c], pa.int64()),
+        "accuracy": pa.array(acc.astype(float), pa.float64()),
+        "first_pos": pa.array(last[r, c] - weights[r, c] + 1, pa.int64()),
+        "last_pos": pa.array(last[r, c], pa.int64()),
+        "n_drawn": pa.array(n_drawn[r], pa.int64()),
+    })
 
-    `ranked` needs the GROUP columns, pos, omega and accuracy. Groups without a Δ (fewer than
-    two keys, bins that would overlap) or without reps get NULL bounds.
+
+def _resamples(group: tuple, keys: pd.DataFrame, seeds: pd.DataFrame | None, kind: str,
+               reps: int, rng: np.random.Generator, first_id: int) -> pa.Table:
+    """The resamples of one group, with sample ids first_id .. first_id + reps - 1."""
+    keys = keys.sort_values("pos")
+    omega = keys["omega"].to_numpy(dtype=np.int64)
+    ids = np.arange(first_id, first_id + reps, dtype=np.int64)
+    if kind == "keys":
+        return samples_table(ids, key_weights(len(keys), reps, rng), omega,
+                             keys["accuracy"].to_numpy(dtype=float))
+    assert seeds is not None
+    wide_c = seeds.pivot_table(index="pos", columns="seed", values="n_correct", fill_value=0)
+    wide_n = seeds.pivot_table(index="pos", columns="seed", values="n_rows", fill_value=0)
+    wide_c = wide_c.reindex(keys["pos"], fill_value=0)
+    wide_n = wide_n.reindex(keys["pos"], fill_value=0)[wide_c.columns]
+    weights, acc = seed_key_resamples(wide_c.to_numpy(dtype=float), wide_n.to_numpy(dtype=float),
+                                      reps, rng)
+    return samples_table(ids, weights, omega, acc)
+
+
+def _batches(ranked: pd.DataFrame, seeds: pd.DataFrame | None, kind: str, reps: int,
+             seed: int) -> Iterator[tuple[pa.Table, dict[int, tuple]]]:
+    """Resample tables of a few groups at a time, with their sample id -> group map."""
+    by_group = dict(tuple(seeds.groupby(GROUP, sort=False))) if seeds is not None else {}
+    tables: list[pa.Table] = []
+    owner: dict[int, tuple] = {}
+    rows = 0
+    next_id = 0
+    for group, keys in ranked.groupby(GROUP, sort=True):
+        rng = np.random.default_rng(group_seed(seed, group))
+        t = _resamples(group, keys, by_group.get(group), kind, reps, rng, next_id)
+        for i in range(next_id, next_id + reps):
+            owner[i] = group
+        next_id += reps
+        tables.append(t)
+        rows += t.num_rows
+        if rows >= _BATCH_ROWS:
+            yield pa.concat_tables(tables), owner
+            tables, owner, rows = [], {}, 0
+    if tables:
+        yield pa.concat_tables(tables), owner
+
+
+def bootstrap_intervals(con, ranked: pd.DataFrame, seeds: pd.DataFrame | None, kind: str,
+                        reps: int, seed: int, level: float) -> pd.DataFrame:
+    """One row per group of `ranked` (the ranked_keys of groups with a Δ): the percentile
+    interval at `level` of the Δ of `reps` resamples, each binned by gap_of_samples on `con`.
+
+    `seeds` (per_key_seed rows with the key's pos) is needed for kind 'seeds+keys'. Resamples
+    without a Δ (an empty quantile bin, fewer keys than min_seen_keys after dropping keys) are
+    discarded and counted in boot_discarded, never scored as 0.
     """
-    rows = []
+    cols = GROUP + ["ci_low", "ci_high", "ci_level", "ci_kind", "boot_reps", "boot_discarded",
+                    "boot_seed"]
+    if ranked.empty or reps == 0:
+        return pd.DataFrame(columns=cols)
+    deltas: dict[tuple, list[np.ndarray]] = {}
+    for table, owner in _batches(ranked, seeds, kind, reps, seed):
+        con.register("boot_samples", table)
+        got = con.execute("SELECT sample_id, delta FROM gap_of_samples('boot_samples')").df()
+        con.unregister("boot_samples")
+        got["group"] = got["sample_id"].map(owner)
+        for group, g in got.groupby("group", sort=False):
+            d = g["delta"].to_numpy(dtype=float)
+            deltas.setdefault(group, []).append(d[~np.isnan(d)])
     lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-    if ranked.empty:
-        return pd.DataFrame(columns=GROUP + ["ci_low", "ci_high", "ci_level", "boot_reps",
-                                             "boot_discarded", "boot_seed"])
-    for group, df in ranked.sort_values(GROUP + ["pos"]).groupby(GROUP, sort=True):
-        acc = df["accuracy"].to_numpy(dtype=float)
-        om = df["omega"].to_numpy()
-        low = high = np.nan
-        discarded = 0
-        if len(acc) >= 2 and 2 * bin_size(len(acc), bin_percent) <= len(acc) and reps > 0:
-            rng = np.random.default_rng(group_seed(seed, group))
-            deltas, discarded = resample_deltas(acc, om, binning, bin_percent, reps, rng)
-            if len(deltas):
-                low, high = np.percentile(deltas, [lo_q, hi_q])
-        rows.append(dict(zip(GROUP, group), ci_low=float(low), ci_high=float(high),
-                         ci_level=level, boot_reps=reps, boot_discarded=discarded,
-                         boot_seed=seed))
-    out = pd.DataFrame(rows)
-    out[["ci_low", "ci_high"]] = out[["ci_low", "ci_high"]].astype(float)
-    return out
+    out = []
+    for group in sorted({g for g, _ in ranked.groupby(GROUP, sort=True)}):
+        d = np.concatenate(deltas.get(group, [np.empty(0)]))
+        low, high = np.percentile(d, [lo_q, hi_q]) if len(d) else (np.nan, np.nan)
+        out.append(dict(zip(GROUP, group), ci_low=float(low), ci_high=float(high),
+                        ci_level=level, ci_kind=kind, boot_reps=reps,
+                        boot_discarded=reps - len(d), boot_seed=seed))
+    return pd.DataFrame(out, columns=cols)

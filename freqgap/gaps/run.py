@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from freqgap.contract import DATASETS
 from freqgap.gaps.bootstrap import GROUP, bootstrap_intervals
@@ -165,19 +166,28 @@ def _check_counts_unique(con, inputs: GapsInputs) -> None:
 
 
 def _check_bins(con, opts: GapsOptions) -> None:
-    _raise_if_any(con, "check_empty_bins", f"{opts.binning} binning left the bottom or top bin "
-                  "empty (Δ undefined; the original code printed 0 here)",
-                  lambda df: "gaps: group " + "/".join(str(df.iloc[0][c]) for c in GROUP),
-                  hint="Many keys share the smallest (or largest) ω, so quantile edges "
-                       "coincide; use the default rank binning.\n")
+    """Stop, naming the group, where quantile edges leave the bottom or top bin empty: the
+    original code used an accuracy of 0 there; Δ is undefined."""
+    rows = con.execute("SELECT * FROM check_empty_bins").df()
+    if rows.empty:
+        return
+    r = rows.iloc[0]
+    which = "bottom" if r["n_bottom"] == 0 else "top"
+    raise GapsInputError(
+        f"gaps: group {r['model']}/{r['revision']}/{r['task']}/k={int(r['k'])}/{r['freq_def']} "
+        f"(and {len(rows) - 1} more): {opts.binning} binning left the {which} bin empty "
+        f"({int(r['n_keys'])} seen keys; edges {r['low_edge']:g} and {r['high_edge']:g}: many "
+        "keys share the extreme ω), so Δ is undefined (the original code printed 0 here); "
+        "use the default rank binning")
 
 
 def _insert_intervals(con, opts: GapsOptions) -> None:
     """Fill gap_intervals: resamples drawn in numpy, binned by the SQL of 30_gaps.sql."""
     ranked = con.execute("""
         SELECT r.model, r.revision, r.task, r.k, r.freq_def, r.pos, r.omega, r.accuracy
-        FROM ranked_keys r SEMI JOIN gap_points g USING (model, revision, task, k, freq_def)
-        WHERE g.delta IS NOT NULL""").df()
+        FROM ranked_keys r
+        SEMI JOIN (SELECT * FROM gap_points WHERE delta IS NOT NULL) g
+          USING (model, revision, task, k, freq_def)""").df()
     seeds = None
     if opts.interval == "seeds+keys":
         seeds = con.execute("""
@@ -185,8 +195,8 @@ def _insert_intervals(con, opts: GapsOptions) -> None:
                    s.n_rows
             FROM ranked_keys r
             JOIN per_key_seed s USING (model, revision, task, k, freq_def, key)
-            SEMI JOIN gap_points g USING (model, revision, task, k, freq_def)
-            WHERE g.delta IS NOT NULL""").df()
+            SEMI JOIN (SELECT * FROM gap_points WHERE delta IS NOT NULL) g
+              USING (model, revision, task, k, freq_def)""").df()
     iv = bootstrap_intervals(con, ranked, seeds, opts.interval, opts.boot_reps, opts.boot_seed,
                              opts.boot_level)
     con.execute("DELETE FROM gap_intervals")
@@ -211,7 +221,7 @@ def _insert_logistic(con, opts: GapsOptions) -> None:
     con.execute("DELETE FROM gap_logistic")
     if fits.empty:
         return
-    con.register("fits", fits)
+    con.register("fits", pa.Table.from_pandas(fits, preserve_index=False))   # NaN -> NULL
     con.execute("INSERT INTO gap_logistic SELECT * FROM fits")
     con.unregister("fits")
 

@@ -38,7 +38,7 @@ def ties_result(tmp_path_factory):
     root = tmp_path_factory.mktemp("ties")
     world = build_world(root, [("mult", x1, 1, c) for x1, (_, c) in TIES.items()],
                         {str(x1): w for x1, (w, _) in TIES.items() if w})
-    return run_gaps(options_for(world, root / "results"))
+    return run_gaps(options_for(world, root / "results", min_seen_keys=2))
 
 
 def test_ties_at_the_bin_edges_are_broken_by_md5_of_the_key(ties_result):
@@ -77,7 +77,7 @@ def test_spearman_hand_value(tmp_path):
     specs = [("mult", 1, 1, [F, F]), ("mult", 2, 1, [T, F]), ("mult", 3, 1, [T, T]),
              ("mult", 4, 1, [T, T])]
     world = build_world(tmp_path, specs, {"1": 1, "2": 2, "3": 2, "4": 5})
-    r = row(run_gaps(options_for(world, tmp_path / "r")).gaps, "1")
+    r = row(run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2)).gaps, "1")
     assert r["spearman_rho"] == pytest.approx(3.75 / 4.5)
     assert r["delta"] == pytest.approx(1.0 - 0.0)      # 4 keys -> bins of 1
 
@@ -90,7 +90,7 @@ def test_commuted_instances_share_one_key_and_equal_terms_use_pairs(tmp_path):
     uni = {"3": 1, "4": 1, "7": 999, "9": 1, "10": 1, "2": 1}
     pairs = {("3", "4"): 50, ("7", "7"): 40, ("10", "9"): 30}
     world = build_world(tmp_path, specs, uni, pairs)
-    res = run_gaps(options_for(world, tmp_path / "r"))
+    res = run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2))
     pk = res.per_key[res.per_key["freq_def"] == "1,2"].set_index("key")
     assert pk.loc["3,4", ["omega", "n_instances", "n_rows"]].tolist() == [50, 2, 4]
     assert pk.loc["3,4", "accuracy"] == pytest.approx(0.5)
@@ -109,7 +109,7 @@ ALL_SAME = [("mult", x1, 1, c) for x1, c in
 
 def test_every_key_with_the_same_omega(tmp_path):
     world = build_world(tmp_path, ALL_SAME, {str(x1): 4 for _, x1, _, _ in ALL_SAME})
-    r = row(run_gaps(options_for(world, tmp_path / "r")).gaps, "1")
+    r = row(run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2)).gaps, "1")
     acc = {str(x1): np.mean(c) for _, x1, _, c in ALL_SAME}
     order = sorted(acc, key=md5)                     # rank order: ω equal, then md5(key)
     assert r["delta"] == pytest.approx(acc[order[-1]] - acc[order[0]])
@@ -118,32 +118,17 @@ def test_every_key_with_the_same_omega(tmp_path):
 
 def test_quantile_binning_with_every_omega_equal_is_an_error(tmp_path):
     world = build_world(tmp_path, ALL_SAME, {str(x1): 4 for _, x1, _, _ in ALL_SAME})
-    with pytest.raises(GapsInputError, match="empty"):
-        run_gaps(options_for(world, tmp_path / "r", binning="quantile"))
+    with pytest.raises(GapsInputError, match="bin empty"):
+        run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2, binning="quantile"))
     assert not (tmp_path / "r" / "_manifest.json").exists()
-
-
-def test_quantile_binning_reproduces_pandas_qcut(tmp_path):
-    rng = np.random.default_rng(3)
-    n = 47
-    omega = rng.choice(np.arange(1, 5000), size=n, replace=False)
-    omega[5] = omega[6]                      # a tie, away from the edges is fine
-    correct = rng.random((n, 4)) < np.linspace(0.1, 0.9, n)[np.argsort(np.argsort(omega))][:, None]
-    specs = [("mult", i, 1, list(map(bool, correct[i]))) for i in range(n)]
-    world = build_world(tmp_path, specs, {str(i): int(omega[i]) for i in range(n)})
-    r = row(run_gaps(options_for(world, tmp_path / "r", binning="quantile")).gaps, "1")
-    # The original calculation: pandas.qcut into 10 bins, top bin minus bottom bin.
-    acc = correct.mean(axis=1)
-    bins = pd.qcut(pd.Series(omega), 10, labels=False)
-    assert r["n_bottom"] == (bins == 0).sum() and r["n_top"] == (bins == 9).sum()
-    assert r["delta"] == pytest.approx(acc[bins == 9].mean() - acc[bins == 0].mean())
 
 
 def test_one_seen_key_gives_no_delta(tmp_path):
     world = build_world(tmp_path, [("mult", 1, 1, [T]), ("mult", 2, 1, [F])], {"1": 5})
-    r = row(run_gaps(options_for(world, tmp_path / "r")).gaps, "1")
+    r = row(run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2)).gaps, "1")
     assert r["n_keys"] == 1 and r["n_unseen_keys"] == 1
     assert r["delta"] is None or math.isnan(r["delta"])
+    assert r["withheld_reason"] == "1 seen keys, fewer than min_seen_keys = 2"
 
 
 def test_time_unit_keys_use_triples(tmp_path):
@@ -152,7 +137,7 @@ def test_time_unit_keys_use_triples(tmp_path):
     pairs = {tuple(sorted((str(x), "hour"))): 10 * x for x in range(1, 6)}
     triples = {tuple(sorted((str(x), "hour", "60"))): x for x in range(1, 5)}
     world = build_world(tmp_path, specs, uni, pairs, triples)
-    res = run_gaps(options_for(world, tmp_path / "r"))
+    res = run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2))
     pk = res.per_key[(res.per_key["freq_def"] == "1,2,3")].set_index("key")
     assert pk.loc["2,60,hour", ["omega", "n_terms"]].tolist() == [2, 3]
     assert pk.loc["5,60,hour", "omega"] == 0
@@ -168,6 +153,42 @@ def test_bins_that_would_overlap_give_no_delta(tmp_path):
     # bin_percent 50 with 3 keys: ceil(1.5) = 2 keys per bin, sharing the middle key.
     specs = [("mult", x1, 1, [x1 > 1]) for x1 in (1, 2, 3)]
     world = build_world(tmp_path, specs, {"1": 1, "2": 2, "3": 3})
-    r = row(run_gaps(options_for(world, tmp_path / "r", bin_percent=50)).gaps, "1")
+    r = row(run_gaps(options_for(world, tmp_path / "r", min_seen_keys=2, bin_percent=50)).gaps, "1")
     assert r["n_bottom"] == r["n_top"] == 2
     assert math.isnan(r["delta"]) and math.isnan(r["ci_low"])
+    assert "would share keys" in r["withheld_reason"]
+
+
+def test_fewer_seen_keys_than_the_minimum_withhold_every_effect_size(tmp_path):
+    # 11 seen keys (TIES): a Δ with min_seen_keys 11, none with the default 20.
+    specs = [("mult", x1, 1, c) for x1, (_, c) in TIES.items()]
+    world = build_world(tmp_path, specs, {str(x1): w for x1, (w, _) in TIES.items() if w})
+    at11 = row(run_gaps(options_for(world, tmp_path / "a", min_seen_keys=11)).gaps, "1")
+    assert not math.isnan(at11["delta"]) and at11["withheld_reason"] is None
+    assert not math.isnan(at11["logit_slope"]) and not math.isnan(at11["ci_low"])
+    r = row(run_gaps(options_for(world, tmp_path / "b")).gaps, "1")     # default: 20
+    assert r["min_seen_keys"] == 20 and r["n_keys"] == 11
+    assert r["withheld_reason"] == "11 seen keys, fewer than min_seen_keys = 20"
+    for col in ("delta", "spearman_rho", "ci_low", "ci_high", "logit_slope", "logit_slope_low"):
+        assert r[col] is None or math.isnan(r[col]), col
+    assert r["accuracy"] == pytest.approx(at11["accuracy"])     # still reported
+
+
+def test_delta_per_seed_and_its_spread(tmp_path):
+    # Two seeds; each seed's keys binned on their own by the same rule.
+    rng = np.random.default_rng(8)
+    n = 24
+    correct = rng.random((n, 2)) < np.linspace(0.1, 0.9, n)[:, None]
+    specs = [("mult", i, 1, list(map(bool, correct[i]))) for i in range(n)]
+    world = build_world(tmp_path, specs, {str(i): 10 + 3 * i for i in range(n)})
+    r = row(run_gaps(options_for(world, tmp_path / "r")).gaps, "1")
+    order = np.arange(n)                      # ω rises with i, all distinct
+    m = math.ceil(n / 10)
+    want = [correct[order[-m:], s].mean() - correct[order[:m], s].mean() for s in (0, 1)]
+    got = [d["delta"] for d in r["delta_per_seed"]]
+    assert [d["seed"] for d in r["delta_per_seed"]] == [0, 1]
+    np.testing.assert_allclose(got, want)
+    assert r["delta_seed_min"] == pytest.approx(min(want))
+    assert r["delta_seed_max"] == pytest.approx(max(want))
+    assert r["delta_seed_sd"] == pytest.approx(np.std(want, ddof=1))
+    assert r["n_seed_deltas"] == 2

@@ -72,7 +72,7 @@ def test_import_then_gaps(world, tmp_path):
 
     # The imported predictions join with the counts like native ones.
     world.predictions = tmp_path / "preds"
-    res = run_gaps(options_for(world, tmp_path / "results"))
+    res = run_gaps(options_for(world, tmp_path / "results", min_seen_keys=2))
     r = res.gaps[res.gaps["freq_def"] == "1"].iloc[0]
     assert r["model"] == "gpt2" and r["k"] == 2 and r["accuracy"] == pytest.approx(0.5)
     assert r["delta"] == pytest.approx(1.0)          # x1 = 6 always right, x1 = 1 never

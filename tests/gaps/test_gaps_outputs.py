@@ -71,7 +71,8 @@ def test_database_answers_in_a_new_session_without_copies(done):
     assert con.execute("SELECT count(*) FROM predictions").fetchall()[0][0] == \
         len(world.prediction_rows)
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    assert tables == {"per_key", "key_omega", "gap_intervals"}      # small; counts are views
+    assert tables == {"per_key", "per_key_seed", "key_omega", "gap_groups", "gap_intervals",
+                      "gap_logistic"}                               # small; counts are views
     top = con.execute("SELECT key FROM per_key WHERE freq_def = '1' ORDER BY omega DESC "
                       "LIMIT 1").fetchall()[0][0]
     assert world.unigrams[top] == max(world.unigrams[str(r["x1"])] for r in world.instance_rows
