@@ -13,7 +13,7 @@ def suite_texts() -> list[str]:
     from tests.tiny_models import default_texts
 
     extra = []
-    for p in sorted(FIXTURES.iterdir()):
+    for p in sorted(q for q in FIXTURES.iterdir() if q.is_file()):
         extra.append(p.read_text(encoding="utf-8"))
     extra += ["Answer: A\nAnswer: B\n True False True False So the answer is A. B."] * 5
     return default_texts(200) + extra
