@@ -207,6 +207,9 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
            "counts_mismatch_ok")),
     Stage("train_lm", "a trained demo model", "models/demo"),
     Stage("simulate", "the Zipf-versus-uniform experiment", "out/simulate"),
+    Stage("dynamics_gaps", "performance gaps per checkpoint (ω as of each step)",
+          "results/dynamics", (), ("upstream.counts", "upstream.instances",
+                                   "upstream.predictions")),
 )}
 
 # What a consumer accepts as each kind of input.

@@ -36,7 +36,7 @@ DTYPES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.
 _HEADER = len(MAGIC) + 8 + 1 + 8 + 8
 
 
-class IndexedFormatError(FreqgapError, ValueError):
+class IndexedFormatError(FreqgapError):
     """A `.idx`/`.bin` pair that does not follow the format; the message names the file."""
 
 

@@ -35,7 +35,7 @@ BUCKET_SEP = "@"
 ENTRIES_PER_CHUNK = 512
 
 
-class OrderInputError(FreqgapError, ValueError):
+class OrderInputError(FreqgapError):
     """A training-order input or setting the user must fix; the message names it."""
 
 

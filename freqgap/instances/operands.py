@@ -38,10 +38,12 @@ def _distinct_small_ints(terms: list[str], max_digits: int) -> list[int]:
 
 def top_numbers(con: duckdb.DuckDBPyConnection, counts_dir: Path, rule: OperandRule) -> list[int]:
     """Of the `top` number terms with the highest ω (ties by term), the small integers."""
+    # sum(count) per term: counts by training position hold a row per step bucket
+    # (freqgap/counting/order_source.py); ω is then the count of all the data seen.
     rows = con.execute(
         f"SELECT term FROM read_parquet('{dataset_glob(counts_dir, 'unigrams')}') "
         "WHERE kind = 'number' AND regexp_full_match(term, '[0-9]+') "
-        "ORDER BY count DESC, term ASC LIMIT ?", [rule.top]).fetchall()
+        "GROUP BY term ORDER BY sum(count) DESC, term ASC LIMIT ?", [rule.top]).fetchall()
     return _distinct_small_ints([r[0] for r in rows], rule.max_digits)
 
 
@@ -53,7 +55,8 @@ def top_unit_numbers(con: duckdb.DuckDBPyConnection, counts_dir: Path, rule: Ope
         f"FROM read_parquet('{dataset_glob(counts_dir, 'pairs')}') "
         "WHERE (t2 = $unit AND regexp_full_match(t1, '[0-9]+')) "
         "   OR (t1 = $unit AND regexp_full_match(t2, '[0-9]+')) "
-        "ORDER BY count DESC, num ASC LIMIT $top", {"unit": unit, "top": rule.top}).fetchall()
+        "GROUP BY num ORDER BY sum(count) DESC, num ASC LIMIT $top",
+        {"unit": unit, "top": rule.top}).fetchall()
     return _distinct_small_ints([r[0] for r in rows], rule.max_digits)
 
 

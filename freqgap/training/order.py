@@ -25,7 +25,7 @@ import numpy as np
 from freqgap.counting.indexed import write_indexed
 from freqgap.errors import FreqgapError
 
-class OrderFileError(FreqgapError, FileNotFoundError):
+class OrderFileError(FreqgapError):
     """A model directory without the data order asked for; the message says how to make it."""
 
 

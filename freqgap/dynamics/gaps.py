@@ -1,0 +1,153 @@
+"""Δ per checkpoint: each revision's predictions joined with ω as of that revision's step.
+
+The gaps stage's own SQL (sql/20..30) and steps (checks, bootstrap intervals, logistic
+slope) run once per checkpoint, with two statements swapped in (sql/41_dynamics_checkpoint.sql):
+the predictions of that revision only, and ω from the cumulative bucket sums of
+sql/40_dynamics.sql. So the bin rule, Δ, its interval and the slope exist once, in gaps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from freqgap.errors import FreqgapError, InputMismatchError
+from freqgap.gaps.options import GapsOptions
+from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso, write_manifest
+from freqgap.progress import Progress
+
+DB_NAME = "dynamics.duckdb"
+FILES = {"gaps": "gaps_by_step.parquet", "per_key": "per_key_by_step.parquet"}
+
+
+class DynamicsInputError(FreqgapError):
+    """An input of the per-checkpoint gaps the user must fix; the message names it."""
+
+
+@dataclasses.dataclass
+class DynamicsResult:
+    results_dir: Path
+    gaps: Any            # pandas frame: gaps rows with `step`
+    per_key: Any         # pandas frame: per-key rows with `step` (ω as of that step)
+    manifest: dict[str, Any]
+
+
+def _counts_edges(counts_manifest: dict[str, Any], counts_dir: Path) -> list[int]:
+    config = counts_manifest.get("config") or {}
+    if config.get("input_kind") != "training_order":
+        raise DynamicsInputError(
+            f"{counts_dir / MANIFEST_NAME}: these counts are not by training position (no "
+            "step_bucket); count the training order: freqgap count --order … (docs/dynamics.md)")
+    return [int(e) for e in config["bucket_edges"]]
+
+
+def _checkpoint_statements() -> dict[str, str]:
+    from freqgap.gaps.sqlrun import defined_name, statements
+    from freqgap.paths import SQL_DIR
+
+    text = (SQL_DIR / "41_dynamics_checkpoint.sql").read_text(encoding="utf-8")
+    return {defined_name(s): s for s in statements(text)}
+
+
+def _report(results: Path, gaps, per_key, opts: GapsOptions,
+            summary: dict[str, Any] | None) -> list[str]:
+    """The plots and summary.md; returns their paths relative to results."""
+    from freqgap.analysis import dynamics as plots
+    from freqgap.manifest import atomic_write_text
+
+    written = [plots.plot_over_steps(gaps, results / "plots" / "delta_over_steps.png", opts.task_labels),
+               plots.plot_exposures(per_key, results / "plots" / "accuracy_by_exposures.png",
+                                    opts.task_labels)]
+    if summary:
+        text = plots.summary_text(gaps, summary["task"], str(summary["freq_def"]), int(summary["k"]),
+                                  opts.task_labels)
+        atomic_write_text(results / "summary.md", text + "\n")
+        written.append(results / "summary.md")
+    return [str(p.relative_to(results)) for p in written]
+
+
+def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
+                      log: Callable[[str], None] | None = None) -> DynamicsResult:
+    """Write gaps_by_step / per_key_by_step (Parquet, DuckDB), the plots and summary.md
+    (for summary = {task, freq_def, k}) under opts.results; the manifest last."""
+    from freqgap.gaps import run as gaps_run
+    from freqgap.gaps.inputs import resolve_inputs
+    from freqgap.gaps.sqlrun import EMPTY_COUNTS, run_sql_file
+
+    started = now_iso()
+    opts.validate()
+    inputs = resolve_inputs(opts)
+    edges = _counts_edges(inputs.manifests["counts"], inputs.counts_dir)
+    results = opts.path(opts.results).resolve()
+    results.mkdir(parents=True, exist_ok=True)
+    (results / MANIFEST_NAME).unlink(missing_ok=True)
+    db_path = results / DB_NAME
+    tmp_db = db_path.with_name(f".{db_path.name}.tmp")
+    tmp_db.unlink(missing_ok=True)
+    spill = results / ".duckdb_tmp"
+    con = gaps_run._connect(tmp_db, opts, spill)
+    t0 = time.monotonic()
+    try:
+        variables = gaps_run._variables(inputs, opts)
+        variables["bucket_edges_csv"] = ",".join(str(e) for e in edges)
+        gaps_run._check_inputs(con, inputs)
+        replace = {name: EMPTY_COUNTS[name] for name in inputs.missing}
+        run_sql_file(con, "10_inputs.sql", variables, replace)
+        run_sql_file(con, "15_checks.sql", variables)
+        gaps_run._run_checks(con, inputs)
+        run_sql_file(con, "20_selection.sql", variables)
+        gaps_run._check_selection(con, inputs, opts)
+        run_sql_file(con, "40_dynamics.sql", variables, replace={
+            f"bucketed_{n}": EMPTY_COUNTS[n].replace(f"VIEW {n} ", f"VIEW bucketed_{n} ").replace(
+                'AS "count"', 'AS "count", NULL::BIGINT AS step_bucket') for n in inputs.missing})
+        bad = con.execute("SELECT revision, step, files FROM check_checkpoint_steps").fetchall()
+        if bad:
+            rev, step, files = bad[0]
+            raise InputMismatchError(
+                f"{files[0]}: revision {rev!r} is not stepN with N one of the counts' bucket edges "
+                f"({inputs.counts_dir / MANIFEST_NAME}: {edges[:6]}…{edges[-1]}); predict at "
+                "checkpoints whose steps are edges, or recount with these steps as edges")
+        checkpoints = con.execute("SELECT revision, step FROM checkpoint_steps ORDER BY step").fetchall()
+        swap = _checkpoint_statements()
+        progress = Progress("dynamics gaps", total=len(checkpoints), unit="checkpoints", interval=0.0)
+        for revision, step in checkpoints:
+            v = {**variables, "revision": revision, "step": int(step)}
+            run_sql_file(con, "20_selection.sql", v, {"selected_predictions": swap["selected_predictions"]})
+            run_sql_file(con, "25_per_key.sql", v, {"key_omega": swap["key_omega"]})
+            gaps_run._check_counts_unique(con, inputs)
+            run_sql_file(con, "30_gaps.sql", v)
+            gaps_run._check_bins(con, opts)
+            gaps_run._insert_intervals(con, opts)
+            gaps_run._insert_logistic(con, opts)
+            run_sql_file(con, "42_dynamics_collect.sql", v)
+            progress.update(advance=1, force=True, extra=f"{revision} done")
+            if log:
+                log(f"Δ at {revision}")
+        order = "ORDER BY model, task, k, freq_def, step"
+        for name, file in FILES.items():
+            tmp = results / f".{file}.tmp"
+            con.execute(f"COPY (SELECT * FROM {name}_by_step {order}) TO '{tmp}' "
+                        "(FORMAT parquet, COMPRESSION zstd)")
+            tmp.replace(results / file)
+        gaps = con.execute(f"SELECT * FROM gaps_by_step {order}").df()
+        per_key = con.execute(f"SELECT * FROM per_key_by_step {order}, omega, key").df()
+        con.close()
+    except BaseException:
+        con.close()
+        tmp_db.unlink(missing_ok=True)
+        shutil.rmtree(spill, ignore_errors=True)
+        raise
+    tmp_db.replace(db_path)
+    shutil.rmtree(spill, ignore_errors=True)
+    outputs = [*FILES.values(), DB_NAME, *_report(results, gaps, per_key, opts, summary)]
+    totals = {"checkpoints": len(checkpoints), "gaps_rows": len(gaps), "per_key_rows": len(per_key),
+              "steps": [int(s) for _, s in checkpoints], "seconds": round(time.monotonic() - t0, 2)}
+    manifest = build_manifest("dynamics_gaps", config={**opts.to_dict(), "bucket_edges": edges},
+                              inputs=inputs.describe(), totals=totals, started=started,
+                              upstream=inputs.upstream(),
+                              outputs=sorted(outputs))
+    write_manifest(results, manifest)
+    return DynamicsResult(results, gaps, per_key, manifest)
