@@ -5,7 +5,10 @@ Examples:
   freqgap predict --prompts out/instances --model gpt-j-6b          # on a GPU
   freqgap predict --prompts out/instances --model pythia-1b --revision step1000 --shard 0/4
   freqgap predict --prompts out/instances --model pythia-1b --revision step1000 --merge 4
-Rerunning the same command resumes: finished chunks are skipped.
+  freqgap predict --prompts out/instances --model pythia-70m --revisions step1000,step2000
+  freqgap predict --prompts out/instances --model out/dyn/model --revisions step100,step200
+Rerunning the same command resumes: finished chunks are skipped. A rerun with other
+settings (prompts, weights, dtype, decoding…) is refused unless --force.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 from freqgap.cli.common import (add_batch_size, add_device, add_dtype, add_model,
-                                add_progress_interval, add_revision, positive_int)
+                                add_progress_interval, add_revision, positive_int, str_list)
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -31,11 +34,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="prompts.parquet, or the instances directory holding it")
     add_model(p)
     add_revision(p)
+    p.add_argument("--revisions", type=str_list, metavar="R,R,…",
+                   help="comma-separated revisions, predicted one after another from prompts "
+                        "read once: hub revisions (step1000,step2000 for Pythia), or the "
+                        "checkpoint subdirectories <model>/<R>/ when --model is a directory; "
+                        "one output directory <name>-<R>/ per revision under --out")
     p.add_argument("--out", metavar="DIR",
-                   help="output directory of this model's predictions "
-                        "(default: out/predictions/<name>)")
-    p.add_argument("--name", help="the `model` column's value and default directory name "
-                   "(default: alias or last path part, plus -<revision> if --revision is given)")
+                   help="output directory of this model's predictions (default: "
+                        "out/predictions/<name>, or out/predictions/<name>-<revision> with "
+                        "--revision); with --revisions the directory holding <name>-<R>/ "
+                        "(default: out/predictions)")
+    p.add_argument("--name", help="the `model` column's value (default: alias or last path "
+                   "part); the revision has its own column and is added to directory names")
+    p.add_argument("--force", action="store_true",
+                   help="discard earlier predictions in the output directory that were made "
+                        "with other settings, instead of refusing")
     add_device(p)
     add_dtype(p)
     add_batch_size(p, "prompts per forward pass (default: 256 on a GPU, 32 on the CPU; halved "
@@ -54,24 +67,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from freqgap.cli.common import writable_dir
-    from freqgap.inference.predict import model_label, predict
+    from freqgap.errors import UsageError
+    from freqgap.inference.predict import (model_label, predict, predict_revisions,
+                                           prediction_dir)
     from freqgap.inference.shards import merge_shards
 
-    name = args.name or model_label(args.model, args.revision)
-    model_dir = writable_dir("--out", args.out or Path("out/predictions") / name)
-    if args.merge is not None:
-        manifest = merge_shards(model_dir, args.prompts)
+    name = args.name or model_label(args.model)
+    options = dict(device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                   chunk_size=args.chunk_size, reuse_prefix=not args.no_prefix_reuse,
+                   max_new_tokens=args.max_new_tokens, force=args.force,
+                   progress_interval=args.progress_interval)
+    if args.revisions:
+        for flag, value in (("--revision", args.revision), ("--shard", args.shard),
+                            ("--merge", args.merge)):
+            if value is not None:
+                raise UsageError(f"{flag} and --revisions exclude each other; give the "
+                                 "revisions as one list, and shard or merge one revision at a time")
+        root = writable_dir("--out", args.out or "out/predictions")
+        manifests = predict_revisions(args.prompts, root, args.model, args.revisions,
+                                      name=name, **options)
+        done = [(prediction_dir(root, name, r), m) for r, m in zip(args.revisions, manifests)]
     else:
-        manifest = predict(args.prompts, model_dir, args.model, revision=args.revision,
-                           device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                           chunk_size=args.chunk_size, shard=args.shard,
-                           reuse_prefix=not args.no_prefix_reuse,
-                           max_new_tokens=args.max_new_tokens, label=name,
-                           progress_interval=args.progress_interval)
-    t = manifest["totals"]
-    acc = "n/a" if t["accuracy"] is None else f"{100 * t['accuracy']:.1f}%"
-    print(f"{model_dir}: {t['rows']} predictions, accuracy {acc} (paper rule)")
+        model_dir = writable_dir("--out", args.out or prediction_dir("out/predictions", name,
+                                                                     args.revision))
+        if args.merge is not None:
+            manifest = merge_shards(model_dir, args.prompts)
+        else:
+            manifest = predict(args.prompts, model_dir, args.model, revision=args.revision,
+                               shard=args.shard, label=name, **options)
+        done = [(model_dir, manifest)]
+    for directory, manifest in done:
+        t = manifest["totals"]
+        acc = "n/a" if t["accuracy"] is None else f"{100 * t['accuracy']:.1f}%"
+        print(f"{directory}: {t['rows']} predictions, accuracy {acc} (paper rule)")
     return 0

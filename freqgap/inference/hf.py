@@ -9,6 +9,7 @@ recorded sha256) and their sha256 is known before the first request.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -39,6 +40,25 @@ def _snapshot_dir(spec: ModelSpec) -> Path:
     kwargs = {"revision": spec.revision} if spec.revision else {}
     config = cached_file(spec.source, "config.json", local_files_only=True, **kwargs)
     return Path(config).parent
+
+
+@contextlib.contextmanager
+def _quiet(on: bool):
+    """transformers' progress bars and warnings off for the duration (restored after)."""
+    if not on:
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 class HFCausalLM(LM):
@@ -76,11 +96,13 @@ class HFCausalLM(LM):
     @classmethod
     def load(cls, name_or_path: str, revision: str | None = None, device: str | None = None,
              dtype: str | None = None, batch_size: int | None = None, reuse_prefix: bool = True,
-             on_batch_size_change: Callable[[int], None] | None = None) -> "HFCausalLM":
+             on_batch_size_change: Callable[[int], None] | None = None,
+             quiet: bool = True) -> "HFCausalLM":
         """Resolve (alias, hub id, directory), check the weights, load in eval mode.
 
         dtype defaults to float32 on the CPU and to the alias's GPU dtype (bfloat16 unless
-        conf/models.yaml says otherwise) on a GPU.
+        conf/models.yaml says otherwise) on a GPU. `quiet` hides transformers' loading bars
+        and warnings (stderr stays for freqgap's progress lines and one-line errors).
         """
         import torch
         from safetensors import SafetensorError
@@ -97,9 +119,10 @@ class HFCausalLM(LM):
         if spec.revision is not None and not spec.is_local:
             kwargs["revision"] = spec.revision
         try:
-            tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
-            model = AutoModelForCausalLM.from_pretrained(spec.source, dtype=getattr(torch, dtype),
-                                                         **kwargs)
+            with _quiet(quiet):
+                tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
+                model = AutoModelForCausalLM.from_pretrained(
+                    spec.source, dtype=getattr(torch, dtype), **kwargs)
         except SafetensorError as exc:
             raise CheckpointError(f"{spec.source}: corrupt safetensors weights ({exc}); "
                                   "download or copy the checkpoint again") from exc

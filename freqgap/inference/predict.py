@@ -296,11 +296,16 @@ def _run(prompts: Prompts, target: Path, lm: LM, label: str, rev: str,
 
 
 def resolve_revision(model: str, revision: str) -> tuple[str, str | None]:
-    """(what to load, hub revision) for one entry of `--revisions`: the subdirectory
-    `<model>/<revision>/` when it holds a config.json (checkpoints saved by a trainer as
-    `step<N>/`), else the hub revision `revision` of `model`."""
-    sub = Path(model).expanduser() / revision
-    if (sub / "config.json").is_file():
+    """(what to load, hub revision) for one entry of `--revisions`: for a local directory,
+    its checkpoint subdirectory `<model>/<revision>/` (a trainer saves `step<N>/`), which
+    must hold a config.json; otherwise the hub revision `revision` of `model`."""
+    root = Path(model).expanduser()
+    if root.is_dir():
+        sub = root / revision
+        if not (sub / "config.json").is_file():
+            found = sorted(p.name for p in root.iterdir() if (p / "config.json").is_file())
+            raise UsageError(f"--revisions {revision}: {sub} holds no checkpoint (config.json); "
+                             f"checkpoints in {root}: {', '.join(found) or 'none'}")
         return str(sub), None
     return model, revision
 
