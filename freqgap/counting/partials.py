@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from freqgap.counting.codec import TermCodec
+from freqgap.counting.engine import term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import BadInputError, InputFile, iter_lines, iter_parquet_texts
@@ -164,9 +165,11 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return keys[starts], np.add.reduceat(counts, starts)
 
 
-def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec) -> tuple[dict, np.ndarray]:
-    """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text."""
-    occ = find_terms(texts, rules)
+def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
+               finder=None) -> tuple[dict, np.ndarray]:
+    """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text.
+    `finder` (texts -> TermOccurrences, freqgap.counting.engine) defaults to the numpy one."""
+    occ = finder(texts) if finder is not None else find_terms(texts, rules)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     gid = codec.encode(occ.terms)
     ids, counts = unigram_counts(occ)
@@ -276,11 +279,12 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     acc = _Accumulator()
     sums = KeySums()
     codec = TermCodec(rules)
+    finder = term_finder(rules)
     chunk = _JsonChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
     def count(texts, files: list[int]) -> Iterator[pa.RecordBatch]:
-        parts, tokens = chunk_keys(texts, rules, codec)
+        parts, tokens = chunk_keys(texts, rules, codec, finder)
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
             acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from freqgap.counting.rules import TermRules
@@ -24,8 +25,9 @@ RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_fr
                                          TermRules().vocab + ("1st", "2nd", "3d", "4x4", "1990s")]))
 
 
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), RULES)
-def test_vectorised_equals_reference(texts, rules):
+@given(texts=st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), rules=RULES)
+def test_vectorised_equals_reference(engine, texts, rules):
     ref = count_texts(texts, rules)
-    assert vectorised(texts, rules) == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
+    assert vectorised(texts, rules, engine) == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))

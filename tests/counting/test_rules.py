@@ -10,12 +10,13 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.partials import chunk_keys, sum_by_key
 from freqgap.counting.reference import count_texts
 from freqgap.counting.rules import TermRules, read_vocab_file
+from freqgap.counting.engine import term_finder
 from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
 
-def vectorised(texts, rules):
-    occ = find_terms(texts, rules)
+def vectorised(texts, rules, engine="numpy"):
+    occ = term_finder(rules, engine)(texts) if engine != "numpy" else find_terms(texts, rules)
     ids, c = unigram_counts(occ)
     uni = {occ.terms[i]: int(n) for i, n in zip(ids, c)}
     keys, c = pair_counts(occ, rules.window)
@@ -26,11 +27,13 @@ def vectorised(texts, rules):
 
 
 def both(texts, rules=None):
+    """Reference counts, asserted equal to both finders' (numpy and compiled)."""
     rules = rules or TermRules()
     ref = count_texts(texts, rules)
-    vec = vectorised(texts, rules)
-    assert vec == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
-    return vec
+    expected = (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
+    for engine in ("numpy", "numba"):
+        assert vectorised(texts, rules, engine) == expected, engine
+    return expected
 
 
 def test_spec_worked_example():
