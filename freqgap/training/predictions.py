@@ -37,20 +37,16 @@ def mult_prompts(n: int = 40, seed: int = 0, k: int = 2) -> list[dict[str, Any]]
 
 
 def run_prompts(model_dir: str | Path, items: list[dict[str, Any]], max_new_tokens: int = 5) -> list[str]:
-    """Greedy continuations on the CPU in float32, through freqgap.inference."""
-    from freqgap.inference.generate import Generator
-    from freqgap.inference.models import load_model
+    """Greedy continuations on the CPU in float32, through the model interface
+    (freqgap.inference.lm), the shared shots as prefix hint."""
+    from freqgap.inference.lm import GenerateRequest, get_lm
 
-    model, tokenizer, _ = load_model(str(model_dir), device="cpu", dtype="float32")
-    gen = Generator(model, tokenizer, max_new_tokens=max_new_tokens, batch_size=64)
-    out: list[str] = [""] * len(items)
-    by_prefix: dict[str, list[int]] = {}
-    for i, item in enumerate(items):
-        by_prefix.setdefault(item["prefix"], []).append(i)
-    for prefix, idx in by_prefix.items():
-        for i, text in zip(idx, gen.generate_group(prefix, [items[i]["prompt"] for i in idx])):
-            out[i] = text
-    return out
+    lm = get_lm(str(model_dir), device="cpu", dtype="float32", batch_size=64)
+    try:
+        return lm.generate_until([GenerateRequest(it["prompt"], max_new_tokens,
+                                                  prefix=it["prefix"]) for it in items])
+    finally:
+        lm.close()
 
 
 def greedy_margins(model_dir: str | Path, prompts: list[str], continuations: list[str]) -> list[float]:
