@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 
 from freqgap.cli.common import (HelpFormatter, Parser, add_batch_size, add_device, add_dtype,
-                                add_limit, add_models, add_out, add_revision, common_parent)
+                                add_limit, add_models, add_revision, add_seed,
+                                common_parent, positive_int)
+from freqgap.errors import UsageError
 
 BENCHMARKS = {
     "neqa": "NeQA: negated multiple-choice questions (Task 1/Task 2 with --original)",
@@ -20,18 +22,41 @@ BENCHMARKS = {
 
 
 def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
-    p.add_argument("--data", required=True, metavar="PATH",
+    scoring = name == "tinad"    # `--score FILE` needs no data, models or output directory
+    p.add_argument("--data", required=not scoring, metavar="PATH",
                    help="benchmark file in its released layout (or hf:DATASET[:SPLIT])")
-    add_models(p)
-    add_out(p, None, "instances/, predictions/, metrics, plots and _manifest.json")
+    add_models(p, required=not scoring)
+    p.add_argument("--out", required=not scoring, metavar="DIR",
+                   help="output directory: instances/, predictions/, metrics, plots and "
+                        "_manifest.json")
     if name == "neqa":
         p.add_argument("--original", metavar="PATH",
                        help="the non-negated questions (enables Task 1/Task 2)")
+        p.add_argument("--task2-data", metavar="PATH",
+                       help="Task 2's negated questions (the authors' *_normalized file, "
+                            "without the trailing ' ___ ?'; default: DATA's "
+                            "<stem>_normalized sibling when it exists, else DATA)")
+        p.add_argument("--task2-original", metavar="PATH",
+                       help="Task 2's non-negated questions (default: ORIGINAL's "
+                            "<stem>_normalized sibling when it exists, else ORIGINAL)")
+        p.add_argument("--letter-scoring", choices=("top50", "full"),
+                       help="top50: the authors' rule (a letter outside the 50 most likely next "
+                            "tokens is absent, then a seeded coin); full: the letters' log-probs "
+                            "over the whole vocabulary (default: conf/suites.yaml, top50)")
+        p.add_argument("--sample", type=positive_int, metavar="N",
+                       help="the authors' sample: random.seed(SEED); random.shuffle(items); "
+                            "the first N (their neqa_100 is --sample 100 --seed 42)")
+        add_seed(p, 42, "seed of --sample's shuffle")
+    if scoring:
+        p.add_argument("--score", metavar="PREDICTIONS.jsonl",
+                       help="score an existing predictions file (the dataset's lines plus a "
+                            "boolean `prediction`, any model's) with the authors' metrics and "
+                            "print the JSON; no model is run")
     add_revision(p)
     add_device(p)
     add_dtype(p)
     add_batch_size(p, "items per forward pass (default: conf/suites.yaml batch_size)")
-    add_limit(p, "items (whole groups for tinad)")
+    add_limit(p, "whole test_id groups" if name == "tinad" else "items (the first N)")
     p.add_argument("--force", action="store_true", help="rerun models with complete results")
     p.add_argument("--counts", metavar="DIR",
                    help="counts directory of `freqgap count` (run with --vocab "
@@ -47,17 +72,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         sp.set_defaults(_prog=f"freqgap suite {name}")
 
 
+def _score(args: argparse.Namespace) -> int:
+    """`freqgap suite tinad --score FILE`: the scorer alone, JSON on stdout."""
+    import json
+
+    from freqgap.suites.tinad import score_file
+
+    given = [f"--{k}" for k in ("data", "models", "out", "counts") if getattr(args, k)]
+    if given:
+        raise UsageError(f"--score scores an existing predictions file; drop {', '.join(given)}")
+    print(json.dumps(score_file(args.score), indent=2))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
     from freqgap.cli.common import writable_dir
     from freqgap.suites.pipeline import run as run_suite
 
+    if getattr(args, "score", None):
+        return _score(args)
+    missing = [f"--{k}" for k in ("data", "models", "out") if not getattr(args, k)]
+    if missing:
+        raise UsageError(f"{', '.join(missing)} required "
+                         "(or --score PREDICTIONS.jsonl to score a predictions file)")
     writable_dir("--out", args.out)
+    neqa = {k: getattr(args, k) for k in ("task2_data", "task2_original", "sample",
+                                          "letter_scoring") if getattr(args, k, None) is not None}
+    if args.benchmark == "neqa":
+        neqa["seed"] = args.seed
     result = run_suite(args.benchmark, args.data, args.models, args.out,
                        original=getattr(args, "original", None), revision=args.revision,
                        device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                       limit=args.limit, force=args.force, counts=args.counts)
+                       limit=args.limit, force=args.force, counts=args.counts, **neqa)
     summary = {"out": args.out, "instances": result["instances"], "trends": result["trends"]}
     if result["gaps"] is not None:
         summary["gaps"] = str(result["gaps"].results_dir)

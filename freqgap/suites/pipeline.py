@@ -171,7 +171,8 @@ def summarise(suite, records: list[dict[str, Any]], out: Path, config: dict[str,
     params = {r["model"]: r["parameters"] for r in records}
     curves, labels = {}, {}
     for metric in suite.headline:
-        pts = [(params[m], v[metric]) for m, v in flat.items() if v.get(metric) is not None]
+        pts = [(params[m], v[metric]) for m, v in flat.items()
+               if v.get(metric) is not None and (params[m] or 0) > 0]   # log x: sizes > 0
         if not pts:
             continue
         curves[metric] = ([p for p, _ in pts], [a for _, a in pts])
@@ -183,8 +184,10 @@ def summarise(suite, records: list[dict[str, Any]], out: Path, config: dict[str,
          "curves": {k: dict(zip(("parameters", "accuracy"), v)) for k, v in curves.items()}},
         indent=2) + "\n")
     if curves:
-        trends.plot_scaling(curves, d / "scaling.png", title=f"{suite.name}: accuracy vs size",
-                            eps=eps, chance=suite.chance)
+        from freqgap.analysis.suites import plot_scaling
+
+        plot_scaling(curves, d / "scaling.png", title=f"{suite.name}: accuracy vs size",
+                     labels=labels, chance=suite.chance)
     write_manifest(d, build_manifest("suite_summary", config, inputs,
                                      {"models": len(records), "curves": len(curves)}, started))
     return labels

@@ -75,14 +75,15 @@ def test_neqa_end_to_end(two_models, tmp_path):
     assert [r["metrics"] for r in again["records"]] == [r["metrics"] for r in res["records"]]
 
 
-def test_tinad_end_to_end_scores_like_the_scorer(tiny_model_dir, tmp_path):
+def test_tinad_end_to_end_scores_like_the_scorer(tiny_model_dir, two_models, tmp_path):
     from freqgap.suites import tinad
 
     out = tmp_path / "tinad"
-    res = run("tinad", FIXTURES / "tinad.jsonl", [str(tiny_model_dir)], out, batch_size=4)
-    check_common(out, [str(tiny_model_dir)], ["tinad/zero_shot", "tinad/affirmation",
-                                              "tinad/negation"])
-    det = pq.read_table(out / "details" / f"{safe_name(str(tiny_model_dir))}.parquet").to_pylist()
+    res = run("tinad", FIXTURES / "tinad.jsonl", two_models, out, batch_size=4)
+    trend = check_common(out, two_models, ["tinad/zero_shot", "tinad/affirmation",
+                                           "tinad/negation"])
+    assert set(trend["trends"]) == {"all", "all_affirmations", "all_negations", "coherence_all"}
+    det = pq.read_table(out / "details" / f"{safe_name(two_models[0])}.parquet").to_pylist()
     assert all(abs(r["score"] - r["p_true"] / (r["p_true"] + r["p_false"])) < 1e-9 for r in det)
     # the predictions, written in the authors' predictions format, score identically
     rows = [json.loads(l) for l in (FIXTURES / "tinad.jsonl").read_text().splitlines()]
@@ -92,7 +93,7 @@ def test_tinad_end_to_end_scores_like_the_scorer(tiny_model_dir, tmp_path):
     assert tinad.score_file(pred_file) == res["records"][0]["metrics"]
 
 
-def test_tinad_token_forms(tiny):
+def test_tinad_token_forms(tiny_lm, tiny):
     from freqgap.suites.runner import TinadSuite
 
     model, tok = tiny
@@ -100,26 +101,55 @@ def test_tinad_token_forms(tiny):
                                                    "false_forms": [" False"]})
     bare = TinadSuite(FIXTURES / "tinad.jsonl", {"true_forms": ["True"], "false_forms": ["False"]})
     both = TinadSuite(FIXTURES / "tinad.jsonl", {})
-    (ts, fs), (tb, fb), (t2, f2) = (s.token_ids(tok) for s in (spaced, bare, both))
+    (ts, fs), (tb, fb), (t2, f2) = (s.token_ids(tiny_lm) for s in (spaced, bare, both))
     assert ts == [tok(" True", add_special_tokens=False)["input_ids"][0]]
     assert tb == [tok("True", add_special_tokens=False)["input_ids"][0]]
     assert ts != tb and t2 == ts + tb and f2 == fs + fb
 
 
-def test_quantifiers_end_to_end(tiny_model_dir, tmp_path):
+def test_quantifiers_end_to_end(tiny_model_dir, two_models, tmp_path):
     out = tmp_path / "q"
-    res = run("quantifiers", FIXTURES / "quantifiers.csv", [str(tiny_model_dir)], out)
-    check_common(out, [str(tiny_model_dir)], ["quantifiers/earlier", "quantifiers/control",
-                                              "quantifiers/exp1", "quantifiers/exp2"])
+    res = run("quantifiers", FIXTURES / "quantifiers.csv", two_models, out)
+    trend = check_common(out, two_models, ["quantifiers/earlier", "quantifiers/control",
+                                           "quantifiers/exp1", "quantifiers/exp2"])
+    assert set(trend["trends"]) == {"earlier_most", "earlier_few", "exp1", "exp2", "control"}
     m = res["records"][0]["metrics"]
     assert m["n_exp2"] == 8 and 0 <= m["exp2"] <= 1
-    det = pq.read_table(out / "details" / f"{safe_name(str(tiny_model_dir))}.parquet").to_pylist()
+    det = pq.read_table(out / "details" / f"{safe_name(two_models[0])}.parquet").to_pylist()
     assert all(r["surprisal_mean_bits"] == pytest.approx(r["surprisal_sum_bits"] / r["n_subwords"])
                for r in det)
     terms = pq.read_table(out / "instances" / "instance_terms.parquet").to_pylist()
     assert {"critical", "backbone,critical", "quantifier,critical"} <= {t["freq_def"] for t in terms}
     row = next(t for t in terms if t["freq_def"] == "backbone,critical")
     assert row["n_terms"] == 2 and row["t1"] <= row["t2"] and row["t3"] is None
+
+
+def test_neqa_authors_files_end_to_end(tiny_model_dir, tmp_path):
+    """The authors' layout (normalized siblings found), sampled, both scorings; the
+    predictions manifest names the instances it was made from."""
+    auth = FIXTURES / "neqa_authors"
+    runs = {}
+    for scoring in ("top50", "full"):
+        out = tmp_path / scoring
+        res = run("neqa", auth / "neqa_3.jsonl", [str(tiny_model_dir)], out,
+                  original=auth / "obqa_3.jsonl", sample=2, seed=42, letter_scoring=scoring,
+                  conf={**load_conf("suites"), "neqa": {**load_conf("suites")["neqa"],
+                                                        "cot_max_new_tokens": 8}})
+        inst = read_manifest(out / "instances", stage="suite_instances")
+        assert inst["config"]["task2_files"] == [str(auth / "neqa_3_normalized.jsonl"),
+                                                 str(auth / "obqa_3_normalized.jsonl")]
+        assert {i["path"] for i in inst["inputs"]} >= set(inst["config"]["task2_files"])
+        assert inst["totals"]["instances"] == 7 * 2
+        pred = read_manifest(out / "predictions" / safe_name(str(tiny_model_dir)),
+                             stage="suite_predictions", upstream={"instances": inst["fingerprint"]})
+        assert pred["model"]["weights_sha256"]
+        runs[scoring] = res["records"][0]["metrics"]
+        assert runs[scoring]["letter_scoring"] == scoring
+    # the two rules differ only where both letters are outside the top 50
+    outside = runs["top50"]["both_letters_outside_top50"]
+    if not any(outside.values()):
+        for k in ("zero_shot", "few_shot", "task1", "task2"):
+            assert runs["top50"][k] == runs["full"][k]
 
 
 def test_job_reports_bad_file(tmp_path, capsys):

@@ -58,3 +58,56 @@ def test_metrics_on_hand_set_surprisals():
     assert m2["exp1_typical"] == 0.5 and m2["exp1_atypical"] == 0.5
     first_exp1 = next(c for c in comps if c.metric == "exp1")
     assert first_exp1.judge(S2) == (True, "most")
+
+
+def test_context_and_adverbial_templates():
+    stim = qz.load(FIXTURES / "quantifiers_context.csv")
+    assert len(stim) == 8
+    ctx, adv = stim[0], stim[4]
+    assert ctx.context == "Alex was an unusual toddler. Most kids prefer"
+    assert ctx.bare_context == "Alex was an unusual toddler. Kids prefer"
+    assert stim[2].context == "Alex was an unusual toddler. Few kids prefer"
+    assert adv.context == "Farmers often grow" and stim[6].context == "Farmers rarely grow"
+    assert adv.bare_context == "Farmers grow" and adv.backbone == "Farmers grow"
+    assert ctx.backbone == "kids prefer"
+    comps = qz.plan(stim)
+    counts = {m: [c.metric for c in comps].count(m) for m in ("earlier", "control", "exp1", "exp2")}
+    assert counts == {"earlier": 4, "control": 2, "exp1": 4, "exp2": 8}
+    control = [c for c in comps if c.metric == "control"]
+    assert [c.low for c in control] == [("Alex was an unusual toddler. Kids prefer", "candy"),
+                                        ("Farmers grow", "crops")]
+    # the two designs never mix: every comparison stays within one frame
+    for c in comps:
+        assert (c.low[0].startswith("Alex") == c.high[0].startswith("Alex"))
+    # a model that reads the adverb: "rarely" makes crops surprising, worms expected
+    S = {k: 5.0 for c in comps for k in (c.low, c.high)}
+    S[("Farmers often grow", "crops")] = 1.0
+    S[("Farmers rarely grow", "worms")] = 1.0
+    m = qz.summarise(comps, [c.judge(S)[0] for c in comps])
+    exp1 = [c for c in comps if c.metric == "exp1" and c.low[0].startswith("Farmers")]
+    assert all(c.judge(S)[0] for c in exp1)
+    assert m["exp1"] == 0.5           # the context items are tied (5 vs 5): wrong
+
+
+def test_template_errors_name_the_line(tmp_path):
+    head = "template,subject,verb,quantifier,quantifier_type,critical_word,typicality\n"
+    bad = tmp_path / "t.csv"
+    bad.write_text(head + "{subject} {verb},Farmers,grow,often,most,crops,typical\n")
+    with pytest.raises(SuiteDataError, match=r"t.csv:2: template .* must contain \{quantifier\}"):
+        qz.load(bad)
+    bad.write_text(head + "{subject} {quantifier} {object},Farmers,grow,often,most,crops,typical\n")
+    with pytest.raises(SuiteDataError, match=r"t.csv:2: template .* needs column\(s\) object"):
+        qz.load(bad)
+    bad.write_text(head + ",Farmers,grow,often,most,crops,typical\n")
+    with pytest.raises(SuiteDataError, match=r"t.csv:2: template '\{quantifier\} \{backbone\}' "
+                                             r"needs column\(s\) backbone"):
+        qz.load(bad)
+
+
+def test_default_layout_is_unchanged():
+    """The existing layout's texts, as the earlier code built them."""
+    stim = qz.load(FIXTURES / "quantifiers.csv")
+    assert [(s.context, s.bare_context) for s in stim[:4]] == [
+        ("Most farmers grow", "Farmers grow"), ("Most farmers grow", "Farmers grow"),
+        ("Few farmers grow", "Farmers grow"), ("Few farmers grow", "Farmers grow")]
+    assert qz.bare("farmers grow") == "Farmers grow"

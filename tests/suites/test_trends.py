@@ -2,7 +2,8 @@
 
 import pytest
 
-from freqgap.suites.trends import classify, plot_scaling
+from freqgap.analysis.suites import plot_scaling
+from freqgap.suites.trends import classify
 
 P = [7e7, 1.6e8, 4.1e8, 1e9, 2.8e9, 6.9e9, 1.2e10]
 
@@ -31,12 +32,13 @@ def test_order_by_parameters_and_edge_cases():
 
 def test_plot_writes_png(tmp_path):
     out = plot_scaling({"zero_shot": (P, [0.6, 0.5, 0.42, 0.4, 0.45, 0.55, 0.7])},
-                       tmp_path / "s.png", title="t", chance=0.5)
+                       tmp_path / "s.png", title="t", labels={"zero_shot": "U-shaped"},
+                       chance=0.5)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_human_counts():
-    from freqgap.suites.trends import human_count
+    from freqgap.analysis.suites import human_count
 
     assert [human_count(x) for x in (7e7, 1.4e9, 1.2e10, 105216, 512)] == \
         ["70M", "1.4B", "12B", "105K", "512"]
