@@ -1,5 +1,6 @@
-"""Few-shot inference: model registry/loading, batched greedy generation with prefix
-KV-cache reuse, answer parsing, resumable sharded prediction writing (SPEC §4).
+"""Few-shot inference: the model interface (lm.py: LM, get_lm, requests, stop rules) with
+its transformers backend (hf.py) and a fake for tests (fake.py), batched greedy generation
+with prefix KV-cache reuse, answer parsing, resumable sharded prediction writing (SPEC §4).
 
 The names below are imported lazily, so that light modules (parse, writer) can be used
 without importing torch and transformers.
@@ -10,6 +11,11 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
+    "LM": "freqgap.inference.lm",
+    "get_lm": "freqgap.inference.lm",
+    "GenerateRequest": "freqgap.inference.lm",
+    "LoglikelihoodRequest": "freqgap.inference.lm",
+    "StopRule": "freqgap.inference.lm",
     "encode_left_padded": "freqgap.inference.batching",
     "left_pad": "freqgap.inference.batching",
     "load_model": "freqgap.inference.models",
