@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("freqgap.cli.train", "train a small GPT-NeoX LM and its tokenizer on a corpus"),
     "simulate": ("freqgap.cli.simulate", "Zipf vs uniform corpus: the gap caused by frequency "
                                          "alone"),
+    "dynamics": ("freqgap.cli.dynamics", "Δ over training time: counts as of every checkpoint, Δ per checkpoint"),
     "demo": ("freqgap.cli.demo", "the whole chain on the bundled sample corpus and demo model"),
 }
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import (add_out, add_progress_interval, non_negative_int, positive_int,
-                                str_list, writable_dir)
+from freqgap.cli.common import (add_out, add_progress_interval, int_list, non_negative_int,
+                                positive_int, str_list, writable_dir)
 
 
 def _terms_conf() -> dict:
@@ -55,6 +55,64 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", metavar="URL",
                    help="Spark master when not started by spark-submit (default: local[*])")
     add_progress_interval(p)
+    _add_order_arguments(p)
+
+
+def _add_order_arguments(p: argparse.ArgumentParser) -> None:
+    """Counting by training position (docs/dynamics.md): tables gain step_bucket."""
+    g = p.add_argument_group("counting by training position (docs/dynamics.md)")
+    g.add_argument("--order-of", metavar="MODEL_DIR",
+                   help="count what a model trained here with data_order: packed trained on "
+                        "(MODEL_DIR/data_order/), bucketed by its checkpoints; replaces --input")
+    g.add_argument("--training-order", action="store_true",
+                   help="--input is one Megatron/GPT-NeoX indexed dataset PREFIX (PREFIX.idx + "
+                        "PREFIX.bin, e.g. Pythia's pre-shuffled document), entry i consumed at "
+                        "step i // --seqs-per-step; needs --tokenizer")
+    g.add_argument("--tokenizer", metavar="DIR",
+                   help="directory with tokenizer.json (or the file, or a Hugging Face name in "
+                        "the local cache, e.g. EleutherAI/pythia-70m) to decode the token ids")
+    g.add_argument("--seqs-per-step", type=positive_int, metavar="N",
+                   help="sequences per optimizer step (conf/dynamics.yaml pythia: 1024)")
+    g.add_argument("--bucket-edges", type=int_list, metavar="S,S,…",
+                   help="checkpoint steps to bucket by (conf/dynamics.yaml: Pythia's 154 steps "
+                        "0, 1, 2, 4, …, 512, 1000, 2000, …, 143000)")
+    g.add_argument("--eod-token", metavar="TEXT",
+                   help="end-of-document token (conf/dynamics.yaml pythia: <|endoftext|>)")
+
+
+def _order_options(args: argparse.Namespace, options):
+    """OrderOptions for --order-of / --training-order (checked before Spark starts), else None."""
+    from freqgap.errors import UsageError
+
+    if args.order_of and args.training_order:
+        raise UsageError("--order-of and --training-order: give one of them")
+    if not (args.order_of or args.training_order):
+        for flag in ("tokenizer", "seqs_per_step", "bucket_edges", "eod_token"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} applies to counting by training "
+                                 "position only; add --training-order or --order-of")
+        return None
+    from freqgap.counting.ordered_job import OrderOptions
+    from freqgap.dynamics.settings import edges_from_conf, pythia_settings
+
+    if args.order_of:
+        from freqgap.training.order import read_order
+
+        info = read_order(args.order_of)
+        options.inputs = [info["prefix_path"]]
+        order = OrderOptions(tokenizer=args.tokenizer or info["tokenizer_path"],
+                             edges=args.bucket_edges or info["checkpoints"],
+                             seqs_per_step=args.seqs_per_step or int(info["seqs_per_step"]),
+                             eod_token=args.eod_token or info["eod_token"],
+                             extra={"order_of": args.order_of})
+    else:
+        if not args.tokenizer:
+            raise UsageError("--training-order needs --tokenizer (the model's tokenizer directory)")
+        pythia = pythia_settings()
+        order = OrderOptions(tokenizer=args.tokenizer, edges=args.bucket_edges or edges_from_conf(),
+                             seqs_per_step=args.seqs_per_step or int(pythia["seqs_per_step"]),
+                             eod_token=args.eod_token or pythia["eod_token"])
+    return order
 
 
 def options_from_args(args: argparse.Namespace):
@@ -78,8 +136,15 @@ def run(args: argparse.Namespace) -> int:
 
     writable_dir("--out", args.out)
     options = options_from_args(args)
+    order = _order_options(args, options)
     spark = get_spark(master=args.master, app_name="freqgap-count-terms", verbose=args.verbose)
-    manifest = CountJob(spark, options).run()
+    if order is not None:
+        from freqgap.counting.ordered_job import OrderedCountJob
+
+        job = OrderedCountJob(spark, options, order)
+    else:
+        job = CountJob(spark, options)
+    manifest = job.run()
     print(summary_text(manifest), flush=True)
     print(f"wrote {args.out}/{{unigrams,pairs,triples}} and _manifest.json", flush=True)
     return 0
