@@ -100,7 +100,7 @@ def test_resume_refuses_another_models_directory(reference, tmp_path, lms, insta
     with pytest.raises(KeyboardInterrupt):
         predict(instances_dir, out, _interrupting(lms["gpt_neox"], 1), label="neox",
                 chunk_size=40)
-    with pytest.raises(InputMismatchError, match=r"other settings \(.*model: 'neox' → 'gptj'"):
+    with pytest.raises(InputMismatchError, match=r"other settings \(.*model: neox → gptj"):
         predict(instances_dir, out, lms["gptj"], label="gptj")
 
 
