@@ -43,11 +43,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="frequency definitions, ';'-separated because they hold commas, e.g. "
                         "'1;1,2;1,y' (default: all of each task)")
     p.add_argument("--binning", choices=["rank", "quantile"],
-                   help=f"rank: top/bottom bins of keys by ω; quantile: the original's qcut-style "
-                        f"edges ({src}: {conf.get('binning')})")
+                   help=f"rank: top/bottom bins of keys by ω; quantile: the original code's "
+                        f"np.quantile edges and left-closed np.digitize bins ({src}: "
+                        f"{conf.get('binning')})")
     p.add_argument("--bin-percent", type=positive_int, metavar="P",
                    help=f"size of the top and bottom bins, % of keys, 1..50 "
                         f"({src}: {conf.get('bin_percent')})".replace("%", "%%"))
+    p.add_argument("--min-seen-keys", type=positive_int, metavar="N",
+                   help=f"fewer keys with ω > 0 in a group: no Δ, ρ, interval or slope, the "
+                        f"reason in withheld_reason ({src}: {conf.get('min_seen_keys')})")
+    p.add_argument("--interval", choices=["keys", "seeds+keys"],
+                   help=f"bootstrap interval: resample the keys, or the seeds (draws of the "
+                        f"shots) and then the keys ({src}: {boot.get('interval')})")
     p.add_argument("--boot-reps", type=non_negative_int, metavar="N",
                    help=f"bootstrap resamples of the keys; 0: no interval ({src}: {boot.get('reps')})")
     p.add_argument("--boot-seed", type=non_negative_int, metavar="S",
@@ -71,7 +78,8 @@ def options_from_args(args: argparse.Namespace, **extra):
     return options_from_conf(
         counts=args.counts, instances=args.instances, predictions=args.predictions,
         results=args.out, models=args.models, tasks=args.tasks, freq_defs=args.freq_defs,
-        binning=args.binning, bin_percent=args.bin_percent, boot_reps=args.boot_reps,
+        binning=args.binning, bin_percent=args.bin_percent, min_seen_keys=args.min_seen_keys,
+        interval=args.interval, boot_reps=args.boot_reps,
         boot_seed=args.boot_seed, memory_limit=args.memory_limit, threads=args.threads,
         make_plots=False if args.no_plots else None,
         counts_mismatch_ok=True if args.counts_mismatch_ok else None, **extra)
@@ -80,14 +88,15 @@ def options_from_args(args: argparse.Namespace, **extra):
 def run(args: argparse.Namespace) -> int:
     from freqgap.cli.common import writable_dir
     from freqgap.gaps.run import run_gaps
-    from freqgap.gaps.summary import summary_text
+    from freqgap.analysis.gaps import summary_text
 
     opts = options_from_args(args)
     writable_dir("--out", opts.path(opts.results))
     result = run_gaps(opts)
     if args.summary:
         print(summary_text(result.gaps, opts.tables, opts.task_labels, opts.binning,
-                           opts.bin_percent, opts.boot_level, result.results_dir, result.plots))
+                           opts.bin_percent, opts.boot_level, result.results_dir, result.plots,
+                           reference=opts.paper_reference))
     else:
         print(f"gaps: {len(result.gaps)} rows, per_key: {len(result.per_key)} rows -> "
               f"{result.results_dir}")

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     from freqgap.cli.common import writable_dir
     from freqgap.gaps.lm_eval import import_samples
-    from freqgap.gaps.tables import slug
+    from freqgap.analysis.gaps import slug
 
     out = writable_dir("--out", args.out or Path("out/predictions") / f"{slug(args.model)}-lm-eval")
     manifest = import_samples([Path(s) for s in args.samples], Path(args.instances), out,

@@ -40,6 +40,8 @@ class GapsOptions:
     tables: dict[str, Any] = dataclasses.field(default_factory=dict)
     task_labels: dict[str, str] = dataclasses.field(default_factory=dict)
     plots: dict[str, Any] = dataclasses.field(default_factory=dict)
+    paper_reference: dict[str, Any] = dataclasses.field(default_factory=dict)
+    paper_ks: list[int] = dataclasses.field(default_factory=lambda: [0, 2, 4, 8, 16])
     make_plots: bool = True
     # Accept counts other than those the instances were made from (docs/DATA.md).
     counts_mismatch_ok: bool = False
@@ -103,6 +105,9 @@ def options_from_conf(conf: dict[str, Any] | None = None, **overrides: Any) -> G
         tables=conf.get("tables") or {},
         task_labels=conf.get("task_labels") or {},
         plots=conf.get("plots") or {},
+        paper_reference=conf.get("paper_reference") or {},
+        paper_ks=[int(k) for k in ((load_conf("tasks").get("grids") or {}).get("paper") or {})
+                  .get("ks", [0, 2, 4, 8, 16])],
     )
     for name, value in overrides.items():
         if value is None:

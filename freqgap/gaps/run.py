@@ -18,14 +18,13 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from freqgap.contract import DATASETS
+from freqgap.contract import DATASETS, check_written
+from freqgap.analysis.gaps import draw_all, render_tables
 from freqgap.gaps.bootstrap import GROUP, bootstrap_intervals
 from freqgap.gaps.logistic import logistic_fits
 from freqgap.gaps.inputs import GapsInputError, GapsInputs, resolve_inputs
 from freqgap.gaps.options import GapsOptions
-from freqgap.gaps.plots import draw_all
 from freqgap.gaps.sqlrun import EMPTY_COUNTS, run_sql_file
-from freqgap.gaps.tables import render_tables
 from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest, now_iso,
                               write_manifest)
 from freqgap.progress import Progress
@@ -293,6 +292,8 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
         order = "ORDER BY model, revision, task, k, freq_def"
         _write_parquet(con, f"SELECT * FROM per_key {order}, omega, key", files["per_key"])
         _write_parquet(con, f"SELECT * FROM gaps {order}", files["gaps"])
+        for name in ("per_key", "gaps"):
+            check_written(name, files[name])          # freqgap/contract.py
         per_key = con.execute(f"SELECT * FROM per_key {order}, omega, key").df()
         gaps = con.execute(f"SELECT * FROM gaps {order}").df()
         totals = {"per_key_rows": len(per_key), "gaps_rows": len(gaps), "keys": n_keys,
@@ -315,11 +316,12 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
     step("write", "Parquet and database written")
     files["database"] = db_path
     for name, text in render_tables(gaps, opts.tables, opts.task_labels, opts.binning,
-                                    opts.bin_percent, opts.boot_level).items():
+                                    opts.bin_percent, opts.boot_level, opts.paper_reference,
+                                    opts.paper_ks).items():
         path = results / f"table_{name}"
         atomic_write_text(path, text)
         files[path.name] = path
-    plots = draw_all(per_key, results / PLOTS_DIR, opts.plots, opts.tables,
+    plots = draw_all(per_key, gaps, results / PLOTS_DIR, opts.plots, opts.tables,
                      opts.task_labels) if opts.make_plots else []
     _remove_stale(results, set(files.values()) | set(plots))
     step("tables_plots", f"tables and {len(plots)} plots written")

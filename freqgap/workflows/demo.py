@@ -35,7 +35,7 @@ def run_demo(opts: DemoOptions, spark=None, log: Callable[[str], None] = print) 
     from freqgap.counting.job import run_count, summary_text as count_summary
     from freqgap.gaps.options import options_from_conf
     from freqgap.gaps.run import run_gaps
-    from freqgap.gaps.summary import summary_text
+    from freqgap.analysis.gaps import summary_text
     from freqgap.inference.predict import predict
     from freqgap.instances import build_instances_dir, resolve_grid
     from freqgap.spark_session import get_spark
@@ -70,6 +70,7 @@ def run_demo(opts: DemoOptions, spark=None, log: Callable[[str], None] = print) 
                              predictions=f"{predictions}/*/", results=str(opts.results))
     result = run_gaps(gaps)
     text = summary_text(result.gaps, gaps.tables, gaps.task_labels, gaps.binning,
-                        gaps.bin_percent, gaps.boot_level, result.results_dir, result.plots)
+                        gaps.bin_percent, gaps.boot_level, result.results_dir, result.plots,
+                        reference=gaps.paper_reference)
     log(text)
     return text

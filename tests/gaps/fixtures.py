@@ -161,15 +161,16 @@ class World:
 def random_world(root: Path, seed: int = 0, models: tuple[str, ...] = ("tiny-a", "tiny-b"),
                  tasks: tuple[str, ...] = ("mult", "add", "hour_min"), ks: tuple[int, ...] = (0, 2),
                  seeds: tuple[int, ...] = (0, 1), n_x1: int = 30, n_x2: int = 4,
-                 p_unseen: float = 0.1) -> World:
+                 p_unseen: float = 0.1, n_x1_of: dict[str, int] | None = None) -> World:
     """A random but consistent world: random counts (some keys absent), instances of the
-    given tasks, and predictions whose accuracy rises with ω{x1}, for several models."""
+    given tasks, and predictions whose accuracy rises with ω{x1}, for several models.
+    n_x1_of gives some tasks another number of x1 values than n_x1."""
     rng = np.random.default_rng(seed)
     inst, terms = [], []
     iid = 0
     for task in tasks:
         x2s = [None] if task in UNITS else list(range(1, n_x2 + 1))
-        for x1 in range(n_x1):
+        for x1 in range((n_x1_of or {}).get(task, n_x1)):
             for x2 in x2s:
                 row = instance(task, iid, x1, x2 if x2 is not None else "")
                 inst.append(row)

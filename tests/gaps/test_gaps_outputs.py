@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.gaps.run import run_gaps
-from freqgap.gaps.summary import summary_text
+from freqgap.analysis.gaps import summary_text
 from freqgap.manifest import read_manifest
 from tests.gaps.fixtures import options_for, random_world
 
@@ -19,7 +19,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def done(tmp_path_factory):
     root = tmp_path_factory.mktemp("outputs")
-    world = random_world(root / "w", seed=2)
+    world = random_world(root / "w", seed=2, n_x1_of={"hour_min": 18})   # hour_min: no Δ
     opts = options_for(world, root / "results", make_plots=True)
     return world, opts, run_gaps(opts)
 
@@ -30,8 +30,21 @@ def test_parquet_outputs(done):
     per_key = pq.read_table(res.files["per_key"]).to_pandas()
     assert len(gaps) == len(res.gaps) == 2 * 2 * (3 + 3 + 3)     # models x k x (task, def)
     for col in ("model", "revision", "task", "k", "freq_def", "accuracy", "n_keys",
-                "n_unseen_keys", "delta", "ci_low", "ci_high", "spearman_rho"):
-        assert col in gaps.columns
+                "n_unseen_keys", "delta", "ci_low", "ci_high", "ci_kind", "spearman_rho",
+                "withheld_reason", "min_seen_keys", "delta_per_seed", "delta_seed_min",
+                "delta_seed_max", "delta_seed_sd", "logit_slope", "logit_slope_low",
+                "logit_slope_high"):
+        assert col in gaps.columns, col
+    ok = gaps[gaps["delta"].notna()]
+    assert len(ok) > 10 and (ok["ci_kind"] == "seeds+keys").all()      # the conf default
+    assert ok["logit_slope"].notna().all() and ok["ci_low"].notna().all()
+    assert (ok["logit_slope_low"] < ok["logit_slope"]).all()
+    assert (ok["logit_slope"] < ok["logit_slope_high"]).all()
+    assert (ok["n_keys"] >= 20).all() and ok["withheld_reason"].isna().all()
+    held = gaps[gaps["delta"].isna()]
+    assert len(held) and (held["n_keys"] < 20).all()               # hour_min: 18 x1
+    assert held["withheld_reason"].str.contains("fewer than min_seen_keys = 20").all()
+    assert held[["ci_low", "spearman_rho", "logit_slope"]].isna().all().all()
     for col in ("model", "revision", "task", "k", "freq_def", "key", "omega", "accuracy",
                 "n_rows"):
         assert col in per_key.columns
@@ -48,6 +61,13 @@ def test_tables_have_the_papers_shape(done):
     assert f"{100 * r.delta:.1f} [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]" in line
     time_md = (res.results_dir / "table_time_units.md").read_text()
     assert "| Task | k | Acc | Δ1,2 | Δ1,2,3 | Δ1,2,y |" in time_md and "Hour→Min" in time_md
+    keys = f"({int(r.n_keys)}/{int(r.n_unseen_keys)})"
+    assert f"{100 * r.delta:.1f} [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] {keys}" in line
+    held = g[g.delta.isna()].iloc[0]
+    assert f"— ({int(held.n_keys)}/{int(held.n_unseen_keys)})" in time_md + md
+    assert "seeds (the draws of the k shots)" in md and "— : Δ withheld" not in md
+    assert "—: Δ withheld, fewer than 20 seen keys" in md
+    assert "Not the paper's full grid; missing tiny-a@main mult: k=4, 8, 16; tiny-a@main add" in md
     tex = (res.results_dir / "table_arithmetic.tex").read_text()
     assert r"\toprule" in tex and r"$\Delta_{1,y}$" in tex and r"\end{tabular}" in tex
 
@@ -59,6 +79,7 @@ def test_plots(done):
         assert {f"fig1_{model}_mult.png", f"fig1_{model}_add.png",
                 f"binned_{model}_mult.png", f"binned_{model}_hour_min.png"} <= names
     assert "fig6_mult.png" in names                       # two models present
+    assert {"delta_vs_k_tiny-a-main_mult.png", "delta_vs_k_tiny-b-main_hour_min.png"} <= names
     for p in res.plots:
         assert p.read_bytes()[:8] == PNG and p.stat().st_size > 5000
 
@@ -96,6 +117,33 @@ def test_summary_says_what_the_numbers_mean(done):
                         opts.boot_level, res.results_dir, res.plots)
     assert "| Multiplication | 2 |" in text and "points more accurately" in text
     assert "bootstrap interval" in text and str(res.plots[0]) in text
+    r = res.gaps[(res.gaps.model == "tiny-a") & (res.gaps.task == "mult") & (res.gaps.k == 2)
+                 & (res.gaps.freq_def == "1")].iloc[0]
+    # the headline: seed-aware interval, per-seed spread, the logistic slope, in words
+    assert (f"95 % bootstrap interval resampling the seeds (the draws of the k shots), then the "
+            f"keys: [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]") in text
+    assert f"from {100 * r.delta_seed_min:.1f} to {100 * r.delta_seed_max:.1f}" in text
+    assert (f"slope of {r.logit_slope:.2f} per tenfold ω (95 % Wald interval "
+            f"[{r.logit_slope_low:.2f}, {r.logit_slope_high:.2f}]") in text
+    n_held = int(res.gaps["delta"].isna().sum())
+    assert f"{n_held} of {len(res.gaps)} Δ are withheld" in text
+    assert "fewer than 20 keys with ω > 0 behind them" in text
+
+
+def test_gptj_rows_print_the_papers_figures_beside_ours(done):
+    from freqgap.analysis.gaps import render_tables
+
+    _, opts, res = done
+    g = res.gaps.copy()
+    g["model"] = g["model"].map({"tiny-a": "EleutherAI/gpt-j-6b", "tiny-b": "tiny-b"})
+    md = render_tables(g, opts.tables, opts.task_labels, "rank", 10, 0.95,
+                       opts.paper_reference, opts.paper_ks)["arithmetic.md"]
+    gptj = md.split("## EleutherAI/gpt-j-6b@main")[1].split("## tiny-b")[0]
+    lines = gptj.splitlines()
+    i = next(i for i, l in enumerate(lines) if l.startswith("| Multiplication | 2 |"))
+    assert lines[i + 1] == "| Multiplication (paper) | 2 | 35.9 | 77.6 | 79.3 | 89.9 |"
+    assert "| Addition (paper) | 2 | 88.2 | 16.8 | – | – |" in gptj
+    assert "(paper)" not in md.split("## tiny-b@main")[1]
 
 
 def test_rerun_with_one_model_removes_stale_plots(done, tmp_path):
