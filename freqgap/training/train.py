@@ -18,6 +18,7 @@ from typing import Any
 
 from freqgap.corpus.writer import iter_documents
 from freqgap.counting.sources import list_inputs
+from freqgap.inference.checksums import weights_record
 from freqgap.manifest import build_manifest, describe_local_inputs, now_iso, write_manifest
 from freqgap.progress import Progress
 from freqgap.training.data import PackedOrder, WindowSampler, encode_corpus, encode_documents
@@ -177,6 +178,7 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
         (tmp / "COMMAND.txt").write_text(
             "# The exact command that produced this directory (run from the repository root):\n"
             f"{command}\n", encoding="utf-8")
+    manifest["weights"] = weights_record(tmp)    # checked whenever the model is loaded
     write_manifest(tmp, manifest)
     _replace_dir(tmp, output)
     return manifest

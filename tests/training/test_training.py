@@ -49,6 +49,16 @@ def test_output_loads_offline_with_auto_classes(trained, monkeypatch):
     assert manifest["inputs"] and all("sha256" in i for i in manifest["inputs"])
 
 
+def test_manifest_records_the_weights_checked_on_load(trained):
+    from freqgap.inference.lm import get_lm
+    from freqgap.manifest import sha256_file
+
+    out, manifest = trained
+    assert manifest["weights"]["files"]["model.safetensors"]["sha256"] == \
+        sha256_file(out / "model.safetensors")
+    assert get_lm(str(out), device="cpu").weights_sha256 == manifest["weights"]["sha256"]
+
+
 def test_same_seed_same_weights(trained, corpus, tmp_path):
     out, _ = trained
     again = tmp_path / "again"
