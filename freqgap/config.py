@@ -11,7 +11,7 @@ from freqgap.errors import FreqgapError
 from freqgap.paths import conf_file
 
 
-class ConfigError(FreqgapError, ValueError):
+class ConfigError(FreqgapError):
     """A configuration file is missing or malformed; the message names the file."""
 
 

@@ -44,10 +44,13 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
 
 def _chosen(argv: list[str]) -> str | None:
     """The subcommand named in argv (the first word that is not an option), if any."""
-    for word in argv:
-        if word in COMMANDS:
+    words = iter(argv)
+    for word in words:
+        if word == "--conf":
+            next(words, None)           # its value
+        elif word in COMMANDS:
             return word
-        if not word.startswith("-"):
+        elif not word.startswith("-"):
             return None
     return None
 
@@ -65,6 +68,10 @@ def build_parser(command: str | None = None, all_commands: bool = False):
     from freqgap import __version__
     parser.add_argument("--version", action="version", version=f"freqgap {__version__}",
                         help="print the version and exit")
+    parser.add_argument("--conf", dest="_global_conf", metavar="DIR",
+                        help="directory of YAML files that replace those of the same name in "
+                             "the default conf/ (also: $FREQGAP_CONF); also accepted after "
+                             "COMMAND")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     parent = common_parent()
     for name, (module_name, summary) in COMMANDS.items():
@@ -99,8 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"freqgap {command}" if command else "freqgap"
     try:
         apply_conf_dir(_conf_option(argv))
-        args = build_parser(command).parse_args(argv)
+        args, unknown = build_parser(command).parse_known_args(argv)
         prog = getattr(args, "_prog", None) or f"freqgap {args.command}"
+        if unknown:                   # argparse would name the top-level parser, not the command
+            print(f"{prog}: error: unrecognized arguments: {' '.join(unknown)} "
+                  f"(see `{prog} --help`)", file=sys.stderr)
+            return 2
         args._argv = argv
         return int(args._run(args) or 0)
     except FreqgapError as exc:

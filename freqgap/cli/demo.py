@@ -18,7 +18,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_out(p, "results", "the gaps stage's tables, plots, freqgap.duckdb")
     p.add_argument("--model", default="demo",
                    help="alias in conf/models.yaml, Hugging Face id or local model directory")
-    p.add_argument("--grid", default="demo", help="grid of conf/tasks.yaml")
+    from freqgap.config import load_conf
+
+    grids = sorted(load_conf("tasks").get("grids") or {})
+    p.add_argument("--grid", default="demo", choices=grids, help="grid of conf/tasks.yaml")
     add_device(p)
     add_progress_interval(p, default=5.0)
 

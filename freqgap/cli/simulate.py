@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     writable_dir("--out", args.out)
     train = {k: v for k, v in {"steps": args.steps, "threads": args.threads}.items() if v is not None}
     corpus = {"shard_mb": args.shard_mb} if args.shard_mb else {}
+    _check_settings(args, train, corpus)
     opts = SimulateOptions(work=Path(args.work), results=Path(args.out),
                            train_profile=args.train_profile, train_overrides=train,
                            corpus_overrides=corpus, task=args.task, ks=tuple(args.k),
@@ -59,3 +60,17 @@ def run(args: argparse.Namespace) -> int:
     print(report.read_text(encoding="utf-8"))
     print(f"report: {report}")
     return 0
+
+
+def _check_settings(args: argparse.Namespace, train: dict, corpus: dict) -> None:
+    """Refuse a bad task, profile or grid now, not after corpora were written and trained."""
+    from freqgap.config import load_conf
+    from freqgap.corpus import load_profile
+    from freqgap.instances import resolve_grid
+    from freqgap.training import load_settings
+    from freqgap.workflows.simulate import LAWS
+
+    for law in LAWS:
+        load_profile(law, corpus)
+    load_settings(args.train_profile, train)
+    resolve_grid(load_conf("tasks"), "paper", tasks=[args.task], ks=args.k, seeds=args.seeds)

@@ -19,7 +19,7 @@ DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16":
            "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
 
-class ModelError(FreqgapError, ValueError):
+class ModelError(FreqgapError):
     """A model cannot be resolved or loaded; the message says what to do."""
 
 

@@ -15,7 +15,7 @@ from freqgap.errors import FreqgapError
 from freqgap.instances.tasks import OperandRule, Task
 
 
-class CountsError(FreqgapError, ValueError):
+class CountsError(FreqgapError):
     """The counts directory cannot provide what a task needs; the message names both."""
 
 

@@ -53,13 +53,14 @@ def _fresh(path: Path) -> Path:
 
 def _reusable(directory: Path, config: dict[str, Any], resume: bool) -> dict[str, Any] | None:
     """The manifest of a finished stage run with exactly `config`, if resuming."""
+    from freqgap.errors import FreqgapError
     from freqgap.manifest import read_manifest
 
     if not resume:
         return None
     try:
         manifest = read_manifest(directory)
-    except (FileNotFoundError, ValueError):
+    except FreqgapError:      # missing, unfinished or damaged: not reusable, so redone
         return None
     return manifest if manifest.get("config") == config else None
 

@@ -1,0 +1,169 @@
+"""The error model of the command: every bad invocation is one stderr line and exit 2.
+
+Each case is a user mistake; the command must stop with exactly one line on stderr,
+`freqgap <cmd>: error: …`, no traceback, and exit status 2, before doing any work where
+the mistake is in an option. A real bug (not a FreqgapError) keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from freqgap.cli import main
+
+pytestmark = pytest.mark.timeout(120)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "suites"
+
+
+def invoke(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:     # argparse's own errors
+        return exc.code
+
+
+@pytest.fixture()
+def files(tmp_path, monkeypatch):
+    """A scratch cwd with a plain file (an output path inside it cannot be a directory)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.txt").write_text("x\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "samples.jsonl").write_text("")
+    return tmp_path
+
+
+# (subcommand shown in the message, argv, a fragment the message must hold)
+CASES = [
+    ("freqgap", ["nope"], "invalid choice"),
+    ("freqgap count", ["--conf", "missing-dir", "count"], "--conf missing-dir: not a directory"),
+    ("freqgap count", ["count", "--window", "0"], "--window"),
+    ("freqgap count", ["count", "--window", "100000"], "100000"),
+    ("freqgap count", ["count", "--window", "five"], "--window"),
+    ("freqgap count", ["count", "--files-per-job", "-1"], "--files-per-job"),
+    ("freqgap count", ["count", "--spread", "-2"], "--spread"),
+    ("freqgap count", ["count", "--progress-interval", "0"], "--progress-interval"),
+    ("freqgap count", ["count", "--progress-interval", "nan"], "--progress-interval"),
+    ("freqgap count", ["count", "--max-order", "4"], "--max-order"),
+    ("freqgap count", ["count", "--out", "file.txt/counts"], "file.txt is a file"),
+    ("freqgap count", ["count", "--vocab", "no-such-vocab.txt"], "no-such-vocab.txt"),
+    ("freqgap count", ["count", "--input", ","], "--input"),
+    ("freqgap instances", ["instances", "--k", "-1"], "--k"),
+    ("freqgap instances", ["instances", "--k", "2,x"], "--k"),
+    ("freqgap instances", ["instances", "--seeds", "0,-3"], "--seeds"),
+    ("freqgap instances", ["instances", "--limit", "0"], "--limit"),
+    ("freqgap instances", ["instances", "--grid", "huge"], "--grid"),
+    ("freqgap instances", ["instances", "--counts", "missing"], "missing"),
+    ("freqgap instances", ["instances", "--counts", "empty"], "empty"),
+    ("freqgap instances", ["instances", "--counts", "empty", "--out", "file.txt"], "file.txt"),
+    ("freqgap instances", ["instances", "--progress-interval", "0.1"], "--progress-interval"),
+    ("freqgap predict", ["predict", "--model", "demo", "--batch-size", "0"], "--batch-size"),
+    ("freqgap predict", ["predict", "--model", "demo", "--chunk-size", "0"], "--chunk-size"),
+    ("freqgap predict", ["predict", "--model", "demo", "--max-new-tokens", "-1"], "--max-new-tokens"),
+    ("freqgap predict", ["predict", "--model", "demo", "--shard", "3/2"], "--shard"),
+    ("freqgap predict", ["predict", "--model", "demo", "--merge", "0"], "--merge"),
+    ("freqgap predict", ["predict", "--model", "demo", "--dtype", "float8"], "--dtype"),
+    ("freqgap predict", ["predict"], "--model"),
+    ("freqgap predict", ["predict", "--model", "demo", "--out", "file.txt/p"], "file.txt is a file"),
+    ("freqgap predict", ["predict", "--model", "demo", "--prompts", "missing"], "missing"),
+    ("freqgap gaps", ["gaps", "--bin-percent", "0"], "--bin-percent"),
+    ("freqgap gaps", ["gaps", "--bin-percent", "80"], "bin_percent"),
+    ("freqgap gaps", ["gaps", "--boot-reps", "-1"], "--boot-reps"),
+    ("freqgap gaps", ["gaps", "--threads", "0"], "--threads"),
+    ("freqgap gaps", ["gaps", "--freq-defs", "9"], "9"),
+    ("freqgap gaps", ["gaps", "--counts", "missing", "--out", "r"], "missing"),
+    ("freqgap gaps", ["gaps", "--out", "file.txt/r"], "file.txt is a file"),
+    ("freqgap query", ["query", "--results", "missing", "SELECT 1"], "missing"),
+    ("freqgap query", ["query"], "SQL"),
+    ("freqgap import-lm-eval", ["import-lm-eval", "none.jsonl", "--model", "m"], "out/instances"),
+    ("freqgap import-lm-eval", ["import-lm-eval", "samples.jsonl", "--model", "m", "--k", "-1"],
+     "--k"),
+    ("freqgap import-lm-eval", ["import-lm-eval", "samples.jsonl"], "--model"),
+    ("freqgap suite", ["suite"], "BENCHMARK"),
+    ("freqgap suite", ["suite", "mmlu"], "invalid choice"),
+    ("freqgap suite tinad", ["suite", "tinad", "--data", "x", "--models", "demo", "--out", "o",
+                             "--original", "y"], "--original"),
+    ("freqgap suite neqa", ["suite", "neqa", "--data", "x", "--models", "demo", "--out", "o",
+                            "--batch-size", "0"], "--batch-size"),
+    ("freqgap suite neqa", ["suite", "neqa", "--data", "x", "--models", "demo", "--out", "o",
+                            "--limit", "-5"], "--limit"),
+    ("freqgap suite neqa", ["suite", "neqa", "--data", "x", "--models", ",", "--out", "o"],
+     "--models"),
+    ("freqgap suite neqa", ["suite", "neqa", "--data", "missing.jsonl", "--models", "demo",
+                            "--out", "o"], "missing.jsonl"),
+    ("freqgap suite quantifiers", ["suite", "quantifiers", "--data",
+                                   str(FIXTURES / "quantifiers.csv"), "--models", "demo",
+                                   "--out", "file.txt/o"], "file.txt is a file"),
+    ("freqgap corpus", ["corpus", "--profile", "nope", "--out", "c"], "--profile"),
+    ("freqgap corpus", ["corpus", "--out", "c", "--shards", "0"], "--shards"),
+    ("freqgap corpus", ["corpus", "--out", "c", "--workers", "0"], "--workers"),
+    ("freqgap corpus", ["corpus", "--out", "c", "--shard-mb", "-1"], "--shard-mb"),
+    ("freqgap corpus", ["corpus", "--out", "file.txt/c"], "file.txt is a file"),
+    ("freqgap train", ["train", "--corpus", "missing-corpus", "--out", "m"], "missing-corpus"),
+    ("freqgap train", ["train", "--out", "m", "--steps", "0"], "--steps"),
+    ("freqgap train", ["train", "--out", "m", "--threads", "0"], "--threads"),
+    ("freqgap train", ["train", "--out", "m", "--profile", "nope"], "--profile"),
+    ("freqgap train", ["train", "--out", "m", "--device", "tpu"], "device"),
+    ("freqgap simulate", ["simulate", "--k", "-1"], "--k"),
+    ("freqgap simulate", ["simulate", "--boot-reps", "-1"], "--boot-reps"),
+    ("freqgap simulate", ["simulate", "--task", "nope"], "nope"),
+    ("freqgap simulate", ["simulate", "--train-profile", "nope"], "nope"),
+    ("freqgap simulate", ["simulate", "--out", "file.txt/r"], "file.txt is a file"),
+    ("freqgap demo", ["demo", "--corpus", "missing-corpus"], "missing-corpus"),
+    ("freqgap demo", ["demo", "--progress-interval", "0"], "--progress-interval"),
+    ("freqgap demo", ["demo", "--grid", "nope"], "--grid"),
+]
+
+
+@pytest.mark.parametrize("prog,argv,fragment", CASES, ids=[" ".join(c[1]) for c in CASES])
+def test_bad_invocation_is_one_line_and_exit_2(files, capsys, prog, argv, fragment):
+    code = invoke(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert code == 2, captured.err
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith(f"{prog}: error: "), lines[0]
+    assert fragment in lines[0]
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch, files):
+    """Only FreqgapError is turned into a message: anything else propagates."""
+    import freqgap.cli.query as query
+
+    def broken(args):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(query, "run", broken)
+    with pytest.raises(KeyError, match="a bug"):
+        main(["query", "SELECT 1"])
+
+
+def test_multi_line_message_is_joined_into_one_line(monkeypatch, files, capsys):
+    import freqgap.cli.query as query
+    from freqgap.errors import UsageError
+
+    def fails(args):
+        raise UsageError("first part\nsecond part")
+
+    monkeypatch.setattr(query, "run", fails)
+    assert main(["query", "SELECT 1"]) == 2
+    assert capsys.readouterr().err == "freqgap query: error: first part; second part\n"
+
+
+def test_conf_dir_replaces_one_file(files, capsys, monkeypatch):
+    """--conf DIR: a file there replaces conf/<name>.yaml; the others stay the defaults."""
+    from freqgap.config import load_conf
+    from freqgap.paths import CONF_ENV
+
+    monkeypatch.delenv(CONF_ENV, raising=False)
+    over = files / "myconf"
+    over.mkdir()
+    terms = load_conf("terms")
+    (over / "terms.yaml").write_text(json.dumps({**terms, "window": 3}))
+    # the help shows the overriding file's default, and the other files are still found
+    assert invoke(["--conf", str(over), "count", "--help"]) == 0
+    assert "(conf/terms.yaml: 3)" in " ".join(capsys.readouterr().out.split())
+    assert load_conf("terms")["window"] == 3 and load_conf("tasks")["grids"]
