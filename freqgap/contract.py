@@ -77,6 +77,7 @@ class Dataset:
     key: tuple[str, ...]
     doc: str
     optional: tuple[Column, ...] = ()  # columns a producer may add (e.g. step_bucket)
+    optional_before: str | None = None  # where they go (None: at the end)
     open: bool = False                 # further columns allowed (results tables)
 
     def column(self, name: str) -> Column:
@@ -89,12 +90,24 @@ class Dataset:
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
+    def ordered(self, optional: Iterable[str] = ()) -> tuple[Column, ...]:
+        """The columns with the named optional ones in their place."""
+        extra = tuple(self.column(n) for n in optional)
+        names = self.column_names
+        at = names.index(self.optional_before) if self.optional_before in names else len(names)
+        return self.columns[:at] + extra + self.columns[at:]
+
     def schema(self, optional: Iterable[str] = ()):
-        """The Arrow schema: the columns, then the named optional ones."""
+        """The Arrow schema, with the named optional columns in their place."""
         import pyarrow as pa
 
-        extra = [self.column(n) for n in optional]
-        return pa.schema([(c.name, arrow_type(c.type)) for c in (*self.columns, *extra)])
+        return pa.schema([(c.name, arrow_type(c.type)) for c in self.ordered(optional)])
+
+    def spark_ddl(self, optional: Iterable[str] = ()) -> str:
+        """The schema as a Spark DDL string (for mapInArrow), same order."""
+        spark = {"string": "string", "int64": "bigint", "float64": "double",
+                 "bool": "boolean", "list<int64>": "array<bigint>"}
+        return ", ".join(f"{c.name} {spark[c.type]}" for c in self.ordered(optional))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,12 +143,13 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("unigrams", ("count_terms",), "unigrams/", _c("term kind count:int64"), ("term",),
             "one row per term: `kind` is `number` or `word`; terms are numbers as written "
             "(1–6 ASCII digits) or the lower-case singular of a vocabulary word; absent "
-            "terms have count 0", optional=(_STEP_BUCKET,)),
+            "terms have count 0", optional=(_STEP_BUCKET,), optional_before="count"),
     Dataset("pairs", ("count_terms",), "pairs/", _c("t1 t2 count:int64"), ("t1", "t2"),
-            "co-occurrences within the window, t1 ≤ t2 as strings", optional=(_STEP_BUCKET,)),
+            "co-occurrences within the window, t1 ≤ t2 as strings", optional=(_STEP_BUCKET,),
+            optional_before="count"),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
             ("t1", "t2", "t3"), "co-occurrences within the window, t1 ≤ t2 ≤ t3",
-            optional=(_STEP_BUCKET,)),
+            optional=(_STEP_BUCKET,), optional_before="count"),
     Dataset("instances", ("instances", "suite_instances"), "instances.parquet",
             _INSTANCE_COLUMNS, ("task", "instance_id"),
             "one row per task instance; `x2` is the second operand as printed or the source "
@@ -199,7 +213,8 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("import_lm_eval", "predictions imported from lm-evaluation-harness",
           "out/predictions/<model>", ("predictions",), ("upstream.instances",)),
     Stage("suite_predictions", "a model's predictions on a suite",
-          "out/suites/<suite>/predictions/<model>", ("suite_predictions",)),
+          "out/suites/<suite>/predictions/<model>", ("suite_predictions",),
+          ("upstream.instances",)),
     Stage("suite_summary", "a suite's metrics and trends over models",
           "out/suites/<suite>/summary"),
     Stage("gaps", "performance gaps", "results", ("per_key", "gaps"),
@@ -294,25 +309,31 @@ def parquet_files(path: str | Path) -> list[Path]:
                                              for part in p.relative_to(path).parts))
 
 
-def check_parquet(dataset: str | Dataset, path: str | Path) -> list[Path]:
+def check_parquet(dataset: str | Dataset, path: str | Path,
+                  error: type[Exception] = SchemaError) -> list[Path]:
     """Check every Parquet file of `path` against `dataset` (schemas only, no data read);
-    returns the files. SchemaError names the file, column, expected and found type."""
+    returns the files. The error (SchemaError for inputs; a producer checking what it wrote
+    passes ContractViolation) names the file, column, expected and found type."""
     import pyarrow.parquet as pq
 
     files = parquet_files(path)
     if not files:
-        raise SchemaError(f"{path}: no Parquet files of {_dataset(dataset).name} "
-                          "(run the stage that writes it)")
+        raise error(f"{path}: no Parquet files of {_dataset(dataset).name} "
+                    "(run the stage that writes it)")
     for f in files:
         try:
             schema = pq.read_schema(f)
         except Exception as exc:   # pyarrow raises several types for a damaged file
-            raise SchemaError(f"{f}: not a readable Parquet file ({exc})") from exc
+            raise error(f"{f}: not a readable Parquet file ({exc})") from exc
         problems = schema_problems(dataset, schema)
         if problems:
-            raise SchemaError(f"{f}: {'; '.join(problems)} (docs/DATA.md, "
-                              f"{_dataset(dataset).name})")
+            raise error(f"{f}: {'; '.join(problems)} (docs/DATA.md, {_dataset(dataset).name})")
     return files
+
+
+def check_written(dataset: str | Dataset, path: str | Path) -> list[Path]:
+    """check_parquet for a producer's own output: a mismatch is a bug (ContractViolation)."""
+    return check_parquet(dataset, path, error=ContractViolation)
 
 
 # ---- manifests ----------------------------------------------------------------------

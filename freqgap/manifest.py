@@ -106,12 +106,14 @@ def manifest_text(manifest: dict[str, Any]) -> str:
 
 
 def write_manifest(directory: str | Path, manifest: dict[str, Any]) -> Path:
-    """Write `_manifest.json` into a local directory, atomically, with its fingerprint
-    (the given dict gets the `fingerprint` too, so callers can pass it on)."""
+    """Write `_manifest.json` into a local directory, atomically, with its fingerprint.
+    The given dict becomes what was written (JSON values, `fingerprint` added), so a caller
+    that returns it returns what a reader will see."""
     from freqgap.contract import seal
 
     sealed = seal(manifest)
-    manifest["fingerprint"] = sealed["fingerprint"]
+    manifest.clear()
+    manifest.update(sealed)
     path = Path(directory) / MANIFEST_NAME
     atomic_write_text(path, json.dumps(sealed, indent=2, sort_keys=True) + "\n")
     return path

@@ -27,6 +27,7 @@ import numpy as np
 
 from freqgap.errors import FreqgapError
 from freqgap.counting import partials
+from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.rules import TermRules
@@ -284,8 +285,7 @@ class CountJob:
                 order_by = ("key", "step_bucket")
             else:
                 rows, order_by = merged.where(F.col("kind") == kind).select("key", "n"), ("key",)
-            schema = ", ".join(f"{c} {'bigint' if c in ('count', 'step_bucket') else 'string'}"
-                               for c in columns)
+            schema = CONTRACT[name].spark_ddl(("step_bucket",) if self.bucketed else ())
             n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
             # The merge already partitioned rows by key: sort within those partitions by the
             # int64 key, no second shuffle; strings exist only after this point.

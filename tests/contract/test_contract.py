@@ -131,6 +131,23 @@ def test_validate_table_names_file_column_expected_and_found():
         cast_table("unigrams", t.set_column(2, "count", pa.array(["x"])))
 
 
+def test_optional_columns_take_their_place_in_every_writer_schema():
+    ds = DATASETS["pairs"]
+    assert ds.spark_ddl() == "t1 string, t2 string, count bigint"
+    assert ds.spark_ddl(["step_bucket"]) == "t1 string, t2 string, step_bucket bigint, count bigint"
+    assert ds.schema(["step_bucket"]).names == ["t1", "t2", "step_bucket", "count"]
+    assert DATASETS["prompts"].spark_ddl().endswith("shot_ids array<bigint>, prefix string, "
+                                                    "prompt string, answer string")
+
+
+def test_a_producer_checking_its_own_output_raises_a_bug_not_a_user_error(tmp_path):
+    from freqgap.contract import check_written
+
+    pq.write_table(pa.table({"term": ["5"], "count": pa.array([3])}), tmp_path / "u.parquet")
+    with pytest.raises(ContractViolation, match=r"u.parquet: missing column 'kind'"):
+        check_written("unigrams", tmp_path / "u.parquet")
+
+
 def test_check_parquet_reads_only_schemas_of_every_file(tmp_path):
     d = tmp_path / "unigrams"
     d.mkdir()
