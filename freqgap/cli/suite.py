@@ -39,10 +39,12 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
         p.add_argument("--task2-original", metavar="PATH",
                        help="Task 2's non-negated questions (default: ORIGINAL's "
                             "<stem>_normalized sibling when it exists, else ORIGINAL)")
-        p.add_argument("--letter-scoring", choices=("top50", "full"),
+        p.add_argument("--letter-scoring", choices=("top50", "full", "sum"),
                        help="top50: the authors' rule (a letter outside the 50 most likely next "
-                            "tokens is absent, then a seeded coin); full: the letters' log-probs "
-                            "over the whole vocabulary (default: conf/suites.yaml, top50)")
+                            "tokens is absent, then a seeded coin); full: the letters' next-token "
+                            "log-probs over the whole vocabulary; sum: each letter form's "
+                            "tokens' log-probs summed, for tokenizers where ' B' is not one "
+                            "token (default: conf/suites.yaml, top50)")
         p.add_argument("--sample", type=positive_int, metavar="N",
                        help="the authors' sample: random.seed(SEED); random.shuffle(items); "
                             "the first N (their neqa_100 is --sample 100 --seed 42)")
@@ -57,6 +59,10 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
     add_dtype(p)
     add_batch_size(p, "items per forward pass (default: conf/suites.yaml batch_size)")
     add_limit(p, "whole test_id groups" if name == "tinad" else "items (the first N)")
+    p.add_argument("--overlong", choices=("refuse", "truncate"),
+                   help="prompts longer than a model's context: refuse (stop, naming the task) "
+                        "or truncate (cut on the left, counted in the manifest) (default: "
+                        "conf/suites.yaml, refuse)")
     p.add_argument("--force", action="store_true", help="rerun models with complete results")
     p.add_argument("--counts", metavar="DIR",
                    help="counts directory of `freqgap count` (run with --vocab "
@@ -98,14 +104,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(missing)} required "
                          "(or --score PREDICTIONS.jsonl to score a predictions file)")
     writable_dir("--out", args.out)
-    neqa = {k: getattr(args, k) for k in ("task2_data", "task2_original", "sample",
-                                          "letter_scoring") if getattr(args, k, None) is not None}
+    extra = {k: getattr(args, k) for k in ("task2_data", "task2_original", "sample",
+                                           "letter_scoring", "overlong")
+            if getattr(args, k, None) is not None}
     if args.benchmark == "neqa":
-        neqa["seed"] = args.seed
+        extra["seed"] = args.seed
     result = run_suite(args.benchmark, args.data, args.models, args.out,
                        original=getattr(args, "original", None), revision=args.revision,
                        device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                       limit=args.limit, force=args.force, counts=args.counts, **neqa)
+                       limit=args.limit, force=args.force, counts=args.counts, **extra)
     summary = {"out": args.out, "instances": result["instances"], "trends": result["trends"]}
     if result["gaps"] is not None:
         summary["gaps"] = str(result["gaps"].results_dir)

@@ -46,7 +46,7 @@ SHOTS = (
 )
 PROMPT_TYPES = ("zero_shot", "zero_shot_hint", "few_shot", "few_shot_cot")
 ISP_FIELDS = ("prompt", "classes", "answer_index")
-LETTER_SCORING = ("top50", "full")
+LETTER_SCORING = ("top50", "full", "sum")
 TOP_K = 50  # next-token log-probs the authors' API returned per prompt (logprobs=50)
 TASK2_HINT = "Negated sentences are different from original sentences.\n\n"
 _ISP_BLOCK = re.compile(r"Question: (?P<q>.*?)\nA\. (?P<a>.*?)\nB\. (?P<b>.*?)\nAnswer:\s*$",

@@ -216,12 +216,14 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         loader: Callable | None = None, counts: str | Path | None = None,
         boot_reps: int | None = None, task2_data: str | Path | None = None,
         task2_original: str | Path | None = None, sample: int | None = None, seed: int = 42,
-        letter_scoring: str | None = None) -> dict[str, Any]:
+        letter_scoring: str | None = None, overlong: str | None = None) -> dict[str, Any]:
     """The whole benchmark for a list of models; returns the trend labels and record list
     (and the gaps result when `counts` names a counts directory)."""
     conf = load_conf("suites") if conf is None else conf
     if letter_scoring is not None:
         conf = {**conf, "neqa": {**conf.get("neqa", {}), "letter_scoring": letter_scoring}}
+    if overlong is not None:
+        conf = {**conf, "overlong": overlong}
     out = Path(out)
     data = materialise(data, out / "data")
     original = materialise(original, out / "data") if original is not None else None
@@ -240,7 +242,7 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
     inputs = [{k: v for k, v in r.items() if k != "mtime"}
               for r in describe_local_inputs(paths, checksum=True)]
     config = {"benchmark": benchmark, "suite": conf.get(benchmark, {}), "limit": limit,
-              "data": [str(p) for p in paths]}
+              "data": [str(p) for p in paths], "overlong": conf.get("overlong", "refuse")}
     if benchmark == "neqa":
         config.update(sample=sample, seed=seed if sample is not None else None,
                       task2_files=suite.task2_files)

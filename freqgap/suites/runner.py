@@ -50,11 +50,11 @@ def token_counts(lm, texts: Sequence[str]) -> list[int]:
 
 
 def fit_context(lm, task: str, texts: Sequence[str], extra: Sequence[int] | int,
-                policy: str, can_cut: bool = True) -> int:
+                policy: str) -> int:
     """How many of `texts` (plus `extra` tokens each: generated or continuation tokens) do
     not fit the model's context. `refuse` raises naming the task and the longest; `truncate`
-    lets the backend cut them on the left and prints one warning line. Generation
-    (`can_cut` false) is always refused: its prompts are not cut by the backend."""
+    lets them be cut on the left (by the backend, or `cut_left` for generation) and prints
+    one warning line."""
     if policy not in OVERLONG:
         raise SuiteDataError(f"conf/suites.yaml overlong: {policy!r}; use refuse or truncate")
     extras = [extra] * len(texts) if isinstance(extra, int) else list(extra)
@@ -64,13 +64,30 @@ def fit_context(lm, task: str, texts: Sequence[str], extra: Sequence[int] | int,
         return 0
     what = (f"{task}: {len(over)} of {len(texts)} prompts need more than {lm.name}'s "
             f"{lm.max_length}-token context (longest {max(over)} tokens)")
-    if policy == "refuse" or not can_cut:
+    if policy == "refuse":
         raise ContextLengthError(f"{what}; use a model with a longer context, fewer shots, or "
                                  "set overlong: truncate in conf/suites.yaml to cut them on the "
                                  "left (counted in the manifest)")
     print(f"warning: {what}; cut on the left (overlong: truncate), counted in the manifest",
           file=sys.stderr)
     return len(over)
+
+
+def cut_left(lm, text: str, budget: int, max_tries: int = 16) -> str:
+    """`text` cut on the left to whole tokens so that it plus `budget` generated tokens fit
+    the context (re-encoding the decoded tail can merge tokens: checked, bounded retries)."""
+    ids = lm.encode(text)
+    keep = lm.max_length - budget
+    for _ in range(max_tries):
+        if keep < 1:
+            break
+        tail = lm.decode(ids[-keep:])
+        if len(lm.encode(tail)) + budget <= lm.max_length:
+            return tail
+        keep -= 1
+    raise ContextLengthError(f"{lm.name}: its {lm.max_length}-token context leaves no room for "
+                             f"a prompt and {budget} generated tokens; lower cot_max_new_tokens "
+                             "in conf/suites.yaml")
 
 
 class Suite:
@@ -94,10 +111,9 @@ class Suite:
         """Files beyond --data/--original the instances depend on."""
         return []
 
-    def fit(self, lm, task: str, texts: Sequence[str], extra: Sequence[int] | int,
-            can_cut: bool = True) -> None:
+    def fit(self, lm, task: str, texts: Sequence[str], extra: Sequence[int] | int) -> None:
         """Check `texts` against the context (see fit_context); counts go to `truncated`."""
-        n = fit_context(lm, task, texts, extra, self.overlong, can_cut)
+        n = fit_context(lm, task, texts, extra, self.overlong)
         if n:
             self.truncated[task] = self.truncated.get(task, 0) + n
 
@@ -219,11 +235,19 @@ class NeQASuite(Suite):
                 trows += term_rows(task, i, self._terms(src))
         return inst, trows
 
-    def _letters(self, lm, prompts: list[str], ids: list[int],
-                 task: str) -> tuple[list[tuple[float, float]], int]:
+    def _letters(self, lm, prompts: list[str], ids: list[int] | None,
+                 task: str) -> tuple[list[tuple[float, float]], int | None]:
         """(log p(A), log p(B)) per prompt as the scoring rule sees them, and how many
         prompts had both letters outside the top 50 (the only case where top50 and full
-        can differ: a letter in the top 50 beats any letter outside it in both)."""
+        can differ: a letter in the top 50 beats any letter outside it in both).
+        `sum` scores each letter form as a continuation, its tokens' log-probs summed."""
+        if self.letter_scoring == "sum":
+            forms = list(self.conf.get("letters", [" A", " B"]))
+            self.fit(lm, task, prompts, max(token_counts(lm, forms)))
+            scores = lm.loglikelihood([LoglikelihoodRequest(p, f) for p in prompts
+                                       for f in forms])
+            return [(scores[2 * i].total, scores[2 * i + 1].total)
+                    for i in range(len(prompts))], None
         self.fit(lm, task, prompts, 1)
         rows = lm.next_token_logprobs(prompts, ids, top_k=neqa.TOP_K)
         out, outside = [], 0
@@ -238,7 +262,7 @@ class NeQASuite(Suite):
 
     def evaluate(self, lm) -> tuple[list[dict], list[dict], dict[str, Any]]:
         letters = self.conf.get("letters", [" A", " B"])
-        ids = neqa.letter_token_ids(lm, letters)
+        ids = None if self.letter_scoring == "sum" else neqa.letter_token_ids(lm, letters)
         model_name, revision = lm.name, lm.revision
         preds, details = [], []
         metrics: dict[str, Any] = {"letter_scoring": self.letter_scoring}
@@ -292,10 +316,17 @@ class NeQASuite(Suite):
         blank line (only the first paragraph is parsed); the shared shots are the prefix
         whose key/value cache the backend computes once."""
         budget = int(self.conf.get("cot_max_new_tokens", 200))
-        self.fit(lm, task, prompts, budget, can_cut=False)
+        self.fit(lm, task, prompts, budget)
         prefix = prompts[0][:prompts[0].rindex("Question: ")] if prompts else ""
-        return lm.generate_until([GenerateRequest(p, max_new_tokens=budget, stop=PARAGRAPH,
-                                                  prefix=prefix) for p in prompts])
+        requests = []
+        for p, n in zip(prompts, token_counts(lm, prompts)):
+            if n + budget > lm.max_length:   # allowed by fit (overlong: truncate): cut here
+                requests.append(GenerateRequest(cut_left(lm, p, budget), max_new_tokens=budget,
+                                                stop=PARAGRAPH))
+            else:
+                requests.append(GenerateRequest(p, max_new_tokens=budget, stop=PARAGRAPH,
+                                                prefix=prefix))
+        return lm.generate_until(requests)
 
     headline = ("zero_shot", "zero_shot_hint", "few_shot", "few_shot_cot", "composed")
 

@@ -234,3 +234,21 @@ def test_composed_is_half_plus_t1_centred_times_task2_score():
         assert neqa.composed_accuracy(t1, s2) == pytest.approx(t1 * s2 + (1 - t1) * (1 - s2))
     assert neqa.composed_accuracy(0.9, 0.0) == pytest.approx(0.1)   # never sees the negation
     assert neqa.composed_accuracy(0.9, 0.5) == pytest.approx(0.5)   # Task 2 at chance
+
+
+def test_sum_scoring_for_multi_token_letters():
+    """`sum`: each letter form as a continuation, its tokens' log-probs summed."""
+    from freqgap.inference.lm import LoglikelihoodRequest
+
+    lm = FakeLM("charlm")
+    suite = NeQASuite(FIXTURES / "neqa.jsonl", {"prompt_types": ["zero_shot"],
+                                                "letter_scoring": "sum"})
+    preds, details, metrics = suite.evaluate(lm)
+    prompts, _ = suite.prompts("neqa/zero_shot")
+    for prompt, d in zip(prompts, details):
+        a, b = lm.loglikelihood([LoglikelihoodRequest(prompt, " A"),
+                                 LoglikelihoodRequest(prompt, " B")])
+        assert len(a.token_ids) == 2
+        assert (d["logp_a"], d["logp_b"]) == (a.total, b.total)
+        assert d["pred"] == (0 if a.total > b.total else 1)
+    assert metrics["letter_scoring"] == "sum"

@@ -8,6 +8,7 @@ import pytest
 
 from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.inference.fake import FakeLM
+from freqgap.inference.lm import PARAGRAPH, GenerateRequest
 from freqgap.manifest import read_manifest
 from freqgap.suites import tinad
 from freqgap.suites.io import SuiteDataError
@@ -185,3 +186,19 @@ def test_cli_neqa_options_reach_the_suite(tmp_path, monkeypatch):
     assert (seen["task2_data"], seen["letter_scoring"], seen["sample"], seen["seed"]) == \
         ("n.jsonl", "full", 100, 42)
     assert issubclass(LetterTokenError, FreqgapError)
+
+
+def test_cot_prompts_cut_on_the_left_when_truncation_is_chosen(tmp_path, capsys):
+    from freqgap.suites.runner import NeQASuite
+
+    suite = NeQASuite(FIXTURES / "neqa.jsonl", {"letters": ["A", "B"], "cot_max_new_tokens": 20},
+                      overlong="truncate")
+    lm = FakeLM("m", max_length=300)
+    prompts = suite.prompts("neqa/few_shot_cot")[0]
+    texts = suite.chain_of_thought(lm, prompts, "neqa/few_shot_cot")
+    assert len(texts) == len(prompts) and suite.truncated == {"neqa/few_shot_cot": len(prompts)}
+    assert "warning: neqa/few_shot_cot:" in capsys.readouterr().err
+    # what the model saw: the last 280 characters of each prompt
+    want = lm.generate_until([GenerateRequest(p[-280:], max_new_tokens=20, stop=PARAGRAPH)
+                              for p in prompts])
+    assert texts == want
