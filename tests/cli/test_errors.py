@@ -167,3 +167,25 @@ def test_conf_dir_replaces_one_file(files, capsys, monkeypatch):
     assert invoke(["--conf", str(over), "count", "--help"]) == 0
     assert "(conf/terms.yaml: 3)" in " ".join(capsys.readouterr().out.split())
     assert load_conf("terms")["window"] == 3 and load_conf("tasks")["grids"]
+
+
+@pytest.mark.timeout(300)
+def test_spark_error_is_one_line_without_spark_log(tmp_path):
+    """Once Spark has started, a user error is still one line: no INFO log, no Py4J stack."""
+    import os
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "freqgap"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "freqgap"]
+    (tmp_path / "bad.jsonl").write_text('{"text": "1 2"}\n{oops\n')
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    out = subprocess.run([*cmd, "count", "--input", "bad.jsonl", "--out", "o", "--master",
+                          "local[1]"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=280)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[-1].startswith("freqgap count: error: ") and "bad.jsonl:2: not valid JSON" in lines[-1]
+    # before it only the job's own progress lines: nothing of Spark's log or a Java stack
+    assert all(line.startswith("[count_terms] ") for line in lines[:-1]), out.stderr
+    assert not (tmp_path / "o" / "_manifest.json").exists()
