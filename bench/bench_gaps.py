@@ -45,11 +45,11 @@ def triangle_n(rows: int) -> int:
 
 def generate_counts(root: Path, rows: int, triples: int, files: int = 16) -> dict:
     """counts/ with ~rows pairs, written by DuckDB in `files` chunks (progress per chunk)."""
-    from freqgap.manifest import build_manifest, now_iso, write_manifest
+    from freqgap.manifest import build_manifest, now_iso, read_manifest, write_manifest
     from tests.gaps.fixtures import COUNTS_CONFIG
 
     if (root / "_manifest.json").exists():
-        return json.loads((root / "_manifest.json").read_text())["totals"]
+        return read_manifest(root, stage="count_terms")["totals"]
     started = now_iso()
     n = triangle_n(rows)
     con = duckdb.connect()
@@ -91,7 +91,8 @@ def generate_counts(root: Path, rows: int, triples: int, files: int = 16) -> dic
               for name in ("unigrams", "pairs", "triples")}
     con.close()
     write_manifest(root, build_manifest("count_terms", COUNTS_CONFIG, [], totals, started,
-                                        generated_by="bench/bench_gaps.py"))
+                                        generated_by="bench/bench_gaps.py", plan_fingerprint=None,
+                                        outputs={k: {"rows": v} for k, v in totals.items()}))
     return totals
 
 
