@@ -25,7 +25,6 @@ from freqgap.inference.writer import PREDICTION_SCHEMA
 from freqgap.contract import INSTANCE_STAGES
 from freqgap.manifest import (build_manifest, describe_local_inputs, now_iso, read_manifest,
                               write_manifest)
-from freqgap.suites.io import SuiteDataError, iter_jsonl
 
 _QUESTION = re.compile(r"Q: (.*?)\nA:", re.S)
 _SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -93,25 +92,65 @@ def question_of(sample: dict[str, Any], field: str | None) -> str | None:
     return None
 
 
-def shots_from_results(samples_path: Path, lm_task: str) -> int | None:
-    """k from the `n-shot` of a results_*.json written beside the samples file."""
-    for path in sorted(samples_path.parent.glob("results_*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        n = (data.get("n-shot") or {}).get(lm_task)
-        if isinstance(n, int):
-            return n
-    return None
+def results_file_of(samples_path: Path) -> Path | None:
+    """The results_<date>.json that lm-eval wrote in the same run as samples_<task>_<date>.jsonl
+    (the same timestamp), or None. Another results_*.json in the folder belongs to another run
+    (another n-shot, model or filter) and is never used."""
+    m = _SAMPLES_NAME.match(samples_path.name)
+    if not m:
+        return None
+    path = samples_path.with_name(f"results_{m.group(2)}.json")
+    return path if path.is_file() else None
+
+
+def shots_from_results(results_path: Path, lm_task: str) -> int | None:
+    """k: the `n-shot` of lm_task in one results_<date>.json; an unreadable file is an error."""
+    try:
+        data = json.loads(results_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LmEvalImportError(f"{results_path}: cannot read the results file ({exc}); it "
+                                "gives the number of shots, or pass --k") from exc
+    n = (data.get("n-shot") or {}).get(lm_task) if isinstance(data, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
 def read_samples(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     """(line number, sample) for each non-empty line, with errors naming file and line."""
     try:
-        yield from iter_jsonl(path)
-    except SuiteDataError as exc:
-        raise LmEvalImportError(str(exc)) from exc
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise LmEvalImportError(f"{path}: cannot open ({exc.strerror})") from exc
+    with handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LmEvalImportError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(obj, dict):
+                raise LmEvalImportError(f"{path}:{lineno}: expected a JSON object, got "
+                                        f"{type(obj).__name__}")
+            yield lineno, obj
+
+
+def _shots(path: Path, lm_task: str, k: int | None) -> tuple[int, str, Path | None]:
+    """(k, where it came from, the results file of the same run) for one samples file.
+
+    --k wins but must agree with the run's results file when there is one."""
+    results = results_file_of(path)
+    n_shot = shots_from_results(results, lm_task) if results else None
+    if k is not None:
+        if n_shot is not None and n_shot != k:
+            raise LmEvalImportError(f"{results}: n-shot of {lm_task!r} is {n_shot}, but --k is "
+                                    f"{k}; drop --k or import the right run")
+        return k, "--k", results
+    if n_shot is None:
+        where = results or path.with_name("results_<same timestamp>.json")
+        raise LmEvalImportError(f"{path}: number of shots unknown: {where} "
+                                f"{'has no n-shot for ' + repr(lm_task) if results else 'not found'}"
+                                "; pass --k")
+    return n_shot, str(results.name), results
 
 
 def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model: str,
@@ -129,13 +168,14 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, int, int, int], str] = {}
     harness_metric: dict[str, list[float]] = {}
+    per_file: list[dict[str, Any]] = []
+    results_files: list[Path] = []
     for path in files:
         m = _SAMPLES_NAME.match(path.name)
         lm_task = m.group(1) if m else path.stem
-        shots = k if k is not None else shots_from_results(path, lm_task)
-        if shots is None:
-            raise LmEvalImportError(f"{path}: number of shots unknown: no results_*.json with "
-                               f"n-shot for {lm_task!r} beside it; pass --k")
+        shots, shots_from, results = _shots(path, lm_task, k)
+        if results and results not in results_files:
+            results_files.append(results)
         chosen_filter = filter_name
         for lineno, sample in read_samples(path):
             where = f"{path}:{lineno}"
@@ -177,6 +217,9 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
             rows.append({"model": model, "revision": revision, "task": inst_task, "k": int(shots),
                          "seed": int(seed), "instance_id": iid, "continuation": text,
                          **score(text, answer)})
+        per_file.append({"file": str(path), "lm_task": lm_task, "k": int(shots),
+                         "k_from": shots_from, "filter": chosen_filter,
+                         "results_file": str(results) if results else None})
     if not rows:
         raise LmEvalImportError(f"{', '.join(map(str, files))}: no samples to import")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -190,10 +233,16 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     tmp.replace(target_file)
     totals = {"rows": len(rows), "correct": sum(r["correct"] for r in rows),
               "harness_metric_mean": {m: sum(v) / len(v) for m, v in harness_metric.items()}}
-    config = {"model": model, "revision": revision, "task": task, "k": k, "seed": seed,
-              "question_field": question_field, "filter": filter_name,
+    ks = sorted({f["k"] for f in per_file})
+    filters = sorted({f["filter"] for f in per_file if f["filter"] is not None})
+    config = {"model": model, "revision": revision, "task": task,
+              "k": ks[0] if len(ks) == 1 else ks, "seed": seed,
+              "question_field": question_field,
+              "filter": (filters[0] if len(filters) == 1 else filters) if filters else None,
+              "k_given": k, "filter_given": filter_name, "files": per_file,
               "instances": str(instances_dir), "source": "lm-evaluation-harness --log_samples"}
-    manifest = build_manifest("import_lm_eval", config, describe_local_inputs(files, checksum=True),
+    manifest = build_manifest("import_lm_eval", config,
+                              describe_local_inputs(list(files) + results_files, checksum=True),
                               totals, started, upstream={"instances": read_manifest(
                                   instances_dir, stage=INSTANCE_STAGES)["fingerprint"]})
     write_manifest(out_dir, manifest)

@@ -33,12 +33,13 @@ def sample(doc_id: int, inst: dict, generated: str, shots: str = "", with_doc_qu
     return line
 
 
-def write_log(directory: Path, task: str, lines: list[dict], n_shot: int | None = 2) -> Path:
+def write_log(directory: Path, task: str, lines: list[dict], n_shot: int | None = 2,
+              stamp: str = STAMP) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"samples_{task}_{STAMP}.jsonl"
+    path = directory / f"samples_{task}_{stamp}.jsonl"
     path.write_text("".join(json.dumps(l) + "\n" for l in lines))
     if n_shot is not None:
-        (directory / f"results_{STAMP}.json").write_text(json.dumps(
+        (directory / f"results_{stamp}.json").write_text(json.dumps(
             {"results": {task: {"exact_match,none": 0.5}}, "n-shot": {task: n_shot}}))
     return path
 
@@ -76,6 +77,47 @@ def test_import_then_gaps(world, tmp_path):
     r = res.gaps[res.gaps["freq_def"] == "1"].iloc[0]
     assert r["model"] == "gpt2" and r["k"] == 2 and r["accuracy"] == pytest.approx(0.5)
     assert r["delta"] == pytest.approx(1.0)          # x1 = 6 always right, x1 = 1 never
+
+
+def test_two_runs_in_one_folder_each_gets_the_k_of_its_own_results_file(world, tmp_path):
+    # lm-eval run A (zero-shot) and run B (2-shot) wrote into one folder; A's results file
+    # sorts first. Each samples file must take the n-shot of the results file of its run.
+    r = world.instance_rows[0]
+    a = write_log(tmp_path / "lm", "mult", [sample(0, r, " 1")], n_shot=0,
+                  stamp="2024-05-01T09-00-00.000001")
+    b = write_log(tmp_path / "lm", "mult", [sample(0, r, " 1")], n_shot=2,
+                  stamp="2024-05-01T10-00-00.000002")
+    for log, k in ((a, 0), (b, 2)):
+        out = tmp_path / f"o{k}"
+        manifest = import_samples([log], world.instances, out, "m")
+        assert pq.read_table(out / "part-lm-eval.parquet")["k"].to_pylist() == [k]
+        cfg = read_manifest(out)["config"]
+        assert cfg["k"] == k and cfg["filter"] == "none" and cfg["k_given"] is None
+        results = log.with_name(log.name.replace("samples_mult_", "results_")
+                                .replace(".jsonl", ".json"))
+        assert cfg["files"] == [{"file": str(log), "lm_task": "mult", "k": k,
+                                 "k_from": results.name, "filter": "none",
+                                 "results_file": str(results)}]
+        inputs = {Path(i["path"]).name for i in manifest["inputs"]}
+        assert inputs == {log.name, results.name}
+        assert all(i.get("sha256") for i in manifest["inputs"])
+
+
+def test_k_given_must_agree_with_the_runs_results_file(world, tmp_path):
+    log = write_log(tmp_path / "lm", "mult", [sample(0, world.instance_rows[0], " 1")], n_shot=2)
+    with pytest.raises(LmEvalImportError, match=r"n-shot of 'mult' is 2, but --k is 4"):
+        import_samples([log], world.instances, tmp_path / "o", "m", k=4)
+    assert import_samples([log], world.instances, tmp_path / "o", "m", k=2)["config"]["k"] == 2
+
+
+def test_a_results_file_of_another_run_is_not_used(world, tmp_path):
+    log = write_log(tmp_path / "lm", "mult", [sample(0, world.instance_rows[0], " 1")],
+                    n_shot=None)
+    other = write_log(tmp_path / "lm", "add", [], n_shot=2, stamp="2023-01-01T00-00-00.0")
+    assert other.with_name("results_2023-01-01T00-00-00.0.json").exists()
+    with pytest.raises(LmEvalImportError, match=r"number of shots unknown: .*results_<same "
+                                                r"timestamp>.json not found; pass --k"):
+        import_samples([log], world.instances, tmp_path / "o", "m")
 
 
 def test_k_from_the_command_line_when_no_results_file(world, tmp_path):
@@ -120,6 +162,10 @@ def test_rows_of_other_filters_are_skipped(world, tmp_path):
     log = write_log(tmp_path / "lm", "mult", lines)
     import_samples([log], world.instances, tmp_path / "o", "m")
     assert pq.read_table(tmp_path / "o" / "part-lm-eval.parquet").num_rows == 1
+    assert read_manifest(tmp_path / "o")["config"]["filter"] == "none"        # inferred
+    import_samples([log], world.instances, tmp_path / "o2", "m", filter_name="strict-match")
+    cfg = read_manifest(tmp_path / "o2")["config"]
+    assert (cfg["filter"], cfg["filter_given"]) == ("strict-match", "strict-match")
 
 
 def test_cli(world, tmp_path, capsys):
