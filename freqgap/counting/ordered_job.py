@@ -50,6 +50,14 @@ class OrderedCountJob(CountJob):
         self.order.edges = check_edges(order.edges, "bucket edges")
         self.prefix = prefix_of(options.inputs[0])
         self.data = IndexedDataset(self.prefix)
+        needed = self.order.edges[-1] * order.seqs_per_step
+        if len(self.data) < needed:
+            covered = len(self.data) // order.seqs_per_step
+            raise OrderInputError(
+                f"{self.data.idx_path}: {len(self.data)} sequences cover steps 0..{covered - 1} "
+                f"only, but the last bucket edge {self.order.edges[-1]} needs {needed} "
+                f"({order.seqs_per_step} per step); give bucket edges up to {covered} or the "
+                "complete file (a partial download would give counts that look complete)")
         tokenizer, self.tokenizer_file = load_tokenizer(order.tokenizer)
         self.eod = eod_id_of(tokenizer, order.eod_token)
         self.left_out = 0

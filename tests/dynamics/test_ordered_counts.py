@@ -98,3 +98,6 @@ def test_bad_settings_are_named(spark, order, tmp_path):
         run(spark, prefix, tmp_path / "nowhere", tmp_path / "o")
     with pytest.raises(OrderInputError, match="bucket edges"):
         run(spark, prefix, root / "tok", tmp_path / "o", edges=[4, 2])
+    covered = len(sequences) // PER_STEP
+    with pytest.raises(OrderInputError, match=f"cover steps 0..{covered - 1} only"):
+        run(spark, prefix, root / "tok", tmp_path / "o", edges=[0, covered + 1])
