@@ -40,7 +40,7 @@ for _c in NON_ASCII_WHITESPACE:
 _FNV_OFFSET, _FNV_PRIME = np.uint64(14695981039346656037), np.uint64(1099511628211)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ws_len(data, i, end, ws_lead, ws_codes):
     """Length in bytes of the non-ASCII whitespace character at i, or 0."""
     b = data[i]
@@ -59,7 +59,7 @@ def _ws_len(data, i, end, ws_lead, ws_codes):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _lower(b):
     return b + 32 if 65 <= b <= 90 else b
 
@@ -73,30 +73,21 @@ def _hash_lower(data, s, e):
 
 
 @njit(cache=True)
-def _grow(a, n):
-    out = np.empty(max(2 * a.shape[0], n), dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def _scan(data, offsets, ws, ws_lead, ws_codes, punct, strip, max_digits, bases,
+def _scan(data, offsets, d0, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
+          ws, ws_lead, ws_codes, punct, strip, max_digits, bases,
           form_bytes, form_off, form_code, htab, hmask, min_len, max_len, initials, max_rare):
-    """(doc, pos, code) of ASCII term tokens, tokens per doc, and (doc, pos, start, end) of
-    non-ASCII tokens short enough to be a vocabulary word (decided in Python)."""
+    """Fill (doc, pos, code) of ASCII term tokens, tokens per doc, and (doc, pos, start, end)
+    of non-ASCII tokens short enough to be a vocabulary word (decided in Python), from doc d0
+    on. Stops before a document that might not fit the outputs and returns (next doc,
+    n_out, n_rare); the caller grows them and calls again. (Outputs are never reassigned
+    in here: reassigning arrays in a loop costs an atomic reference count per iteration.)"""
     n_docs = offsets.shape[0] - 1
-    cap = data.shape[0] // 32 + 64
-    o_doc = np.empty(cap, np.int64)
-    o_pos = np.empty(cap, np.int64)
-    o_code = np.empty(cap, np.int64)
-    n_out = 0
-    r_cap = 64
-    rare = np.empty((r_cap, 4), np.int64)
-    n_rare = 0
-    tokens = np.zeros(n_docs, np.int64)
-    for d in range(n_docs):
+    for d in range(d0, n_docs):
         i = offsets[d]
         end = offsets[d + 1]
+        worst = (end - i + 1) // 2 + 1
+        if n_out + worst > o_doc.shape[0] or n_rare + worst > rare.shape[0]:
+            return d, n_out, n_rare
         pos = 0
         while i < end:
             b = data[i]
@@ -132,11 +123,6 @@ def _scan(data, offsets, ws, ws_lead, ws_codes, punct, strip, max_digits, bases,
             if length > 0:
                 if high:
                     if length <= max_rare:
-                        if n_rare == r_cap:
-                            bigger = np.empty((2 * r_cap, 4), np.int64)
-                            bigger[:r_cap] = rare
-                            rare = bigger
-                            r_cap *= 2
                         rare[n_rare, 0] = d
                         rare[n_rare, 1] = pos
                         rare[n_rare, 2] = ts
@@ -172,17 +158,19 @@ def _scan(data, offsets, ws, ws_lead, ws_codes, punct, strip, max_digits, bases,
                                     break
                             slot = (slot + 1) & hmask
                     if code >= 0:
-                        if n_out == o_doc.shape[0]:
-                            o_doc = _grow(o_doc, n_out + 1)
-                            o_pos = _grow(o_pos, n_out + 1)
-                            o_code = _grow(o_code, n_out + 1)
                         o_doc[n_out] = d
                         o_pos[n_out] = pos
                         o_code[n_out] = code
                         n_out += 1
             pos += 1
         tokens[d] = pos
-    return o_doc[:n_out], o_pos[:n_out], o_code[:n_out], tokens, rare[:n_rare]
+    return n_docs, n_out, n_rare
+
+
+def _grown(a: np.ndarray, used: int, need: int) -> np.ndarray:
+    out = np.empty((max(2 * a.shape[0], used + need),) + a.shape[1:], a.dtype)
+    out[:used] = a[:used]
+    return out
 
 
 class CompiledFinder:
@@ -222,10 +210,24 @@ class CompiledFinder:
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
         data, offsets = _texts_to_buffer(texts)
         r = self.rules
-        doc, pos, code, tokens, rare = _scan(
-            data, offsets, _WS, _WS_LEAD, _WS_CODES, _PUNCT, r.number_rule == "strip-punct",
-            r.max_digits, self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
-            self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
+        n_docs = offsets.shape[0] - 1
+        cap = data.shape[0] // 32 + 1024
+        o_doc, o_pos, o_code = (np.empty(cap, np.int64) for _ in range(3))
+        rare = np.empty((1024, 4), np.int64)
+        tokens = np.zeros(n_docs, np.int64)
+        d, n_out, n_rare = 0, 0, 0
+        while True:
+            d, n_out, n_rare = _scan(
+                data, offsets, d, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
+                _WS, _WS_LEAD, _WS_CODES, _PUNCT, r.number_rule == "strip-punct", r.max_digits,
+                self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
+                self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
+            if d == n_docs:
+                break
+            need = (int(offsets[d + 1] - offsets[d]) + 1) // 2 + 1
+            o_doc, o_pos, o_code = (_grown(a, n_out, need) for a in (o_doc, o_pos, o_code))
+            rare = _grown(rare, n_rare, need)
+        doc, pos, code, rare = o_doc[:n_out], o_pos[:n_out], o_code[:n_out], rare[:n_rare]
         if rare.shape[0]:
             raw = data.tobytes()
             hits = [(d, p, term) for d, p, s, e in rare.tolist()
@@ -241,10 +243,12 @@ class CompiledFinder:
     def find_terms(self, texts: list[str] | pa.Array) -> TermOccurrences:
         """The numpy finder's result: term ids index `terms`, sorted as strings."""
         doc, pos, code, tokens = self.scan(texts)
-        uniq, inverse = np.unique(code, return_inverse=True)
+        # Distinct codes without a sort: codes are < 2^21 (freqgap.counting.codec).
+        present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
+        present[code] = True
+        uniq = np.flatnonzero(present)
         names = self.codec.decode(uniq).to_pylist()
         order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(len(names), np.int64)
-        rank[order] = np.arange(len(names))
-        return TermOccurrences(doc, pos, rank[inverse.ravel()] if uniq.size else inverse.ravel(),
-                               [names[i] for i in order], tokens)
+        rank = np.empty(present.shape[0], np.int64)
+        rank[uniq[order]] = np.arange(len(names))
+        return TermOccurrences(doc, pos, rank[code], [names[i] for i in order], tokens)

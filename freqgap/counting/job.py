@@ -37,6 +37,8 @@ from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_i
 from freqgap.progress import Progress, format_duration
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
+MIN_ROWS_PER_OUTPUT_FILE = 250_000   # a dataset is written by up to one task per core above this
+GROUP_MIN_BYTES = 2 << 30            # on disk, per resumable group (see CountJob._groups)
 DATASETS = ("unigrams", "pairs", "triples")
 _PARTIAL_KEY = ("kind", "key")
 # dataset -> (partial kind, number of terms in a key, output columns)
@@ -71,28 +73,28 @@ def _spark_types():
                         StructField("error", StringType())])
     partial = StructType([StructField("kind", StringType()), StructField("key", LongType()),
                           StructField("n", LongType())])
-    files = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
-                        StructField("size", LongType()), StructField("mtime", LongType())])
-    return lines, partial, files
+    return lines, partial
 
 
-def _files_of(batches):
+def _files_of(batches, group: list[InputFile]):
+    """The group's files whose positions arrive as `id` rows of `spark.range` (no Python
+    step to make the file list: the closure carries it)."""
     for batch in batches:
-        for row in batch.to_pylist():
-            yield InputFile(**row)
+        for position in batch.column("id").to_pylist():
+            yield group[position]
 
 
-def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str]):
+def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str], group: list[InputFile]):
     """The mapInArrow functions (closures are pickled to the executors)."""
     def read(batches):
-        yield from partials.read_lines(_files_of(batches), rules.text_field, on_bad)
+        yield from partials.read_lines(_files_of(batches, group), rules.text_field, on_bad)
 
     def count(batches):
         yield from partials.count_lines(partials.rows_of(batches), rules, on_bad, paths)
 
     def read_and_count(batches):
         yield from partials.count_lines(
-            partials.line_rows(_files_of(batches), rules.text_field, on_bad), rules, on_bad, paths)
+            partials.line_rows(_files_of(batches, group), rules.text_field, on_bad), rules, on_bad, paths)
 
     return read, count, read_and_count
 
@@ -189,11 +191,29 @@ class CountJob:
         files = list_inputs(self.opts.inputs)
         # A generated corpus (data/sample/) is checked against its manifest's sha256 first.
         verify_corpus_inputs(self.opts.inputs, [f.path for f in files])
-        # Two files per core: tasks of unequal size still balance, and fewer groups (Spark
-        # jobs) means less fixed cost; a group is also the unit of --resume.
-        per_job = self.opts.files_per_job or max(1, 2 * self.spark.sparkContext.defaultParallelism)
-        groups = [files[i:i + per_job] for i in range(0, len(files), per_job)]
-        return files, groups
+        return files, self._groups(files)
+
+    def _groups(self, files: list[InputFile]) -> list[list[InputFile]]:
+        """Consecutive files per Spark job, the unit of --resume. By default a group has at
+        least two files per core (tasks of unequal size still balance) and at least
+        GROUP_MIN_BYTES on disk: a group's checkpoint (written, then re-read by the merge)
+        buys a resume point only when redoing the group would cost more than writing it,
+        so a small corpus is one group, summed directly without a checkpoint."""
+        if self.opts.files_per_job:
+            per = self.opts.files_per_job
+            return [files[i:i + per] for i in range(0, len(files), per)]
+        min_files = max(1, 2 * self.spark.sparkContext.defaultParallelism)
+        groups: list[list[InputFile]] = [[]]
+        size = 0
+        for f in files:
+            if len(groups[-1]) >= min_files and size >= GROUP_MIN_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append(f)
+            size += f.size
+        if len(groups) > 1 and (len(groups[-1]) < min_files or size < GROUP_MIN_BYTES):
+            groups[-2].extend(groups.pop())             # no small remainder group
+        return groups
 
     def _check_output(self, fp: str) -> dict[str, Any] | None:
         """Return the existing manifest if OUT already holds this very result."""
@@ -235,18 +255,19 @@ class CountJob:
 
     # ---- counting -------------------------------------------------------------------
     def _spread_for(self, group: list[InputFile]) -> int:
+        """Partitions to spread lines over, or 0. Spreading moves every line through the JVM
+        twice (~1.4x the CPU per MB), so by default only when more than half the cores
+        would otherwise idle (fewer files than half the cores)."""
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
         if self.opts.spread is not None:
             return self.opts.spread
-        return 2 * parallel if len(group) < parallel else 0
+        return 2 * parallel if 2 * len(group) <= parallel else 0
 
     def _partial_frame(self, group: list[InputFile], paths: dict[int, str]):
         """The DataFrame of a group's partial counts (each task's keys summed in numpy)."""
-        lines_t, partial_t, files_t = _spark_types()
-        read, count, read_and_count = _make_readers(self.rules, self.opts.on_bad_record, paths)
-        rows = [(f.index, f.path, f.size, f.mtime) for f in group]
-        files_df = self.spark.createDataFrame(
-            self.spark.sparkContext.parallelize(rows, len(rows)), files_t)
+        lines_t, partial_t = _spark_types()
+        read, count, read_and_count = _make_readers(self.rules, self.opts.on_bad_record, paths, group)
+        files_df = self.spark.range(0, len(group), 1, numPartitions=len(group))
         spread = self._spread_for(group)
         if spread:
             partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
@@ -276,6 +297,7 @@ class CountJob:
 
         final = f"{self.work}/final"
         self.storage.delete(final)
+        partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         for name, (kind, order, columns) in _LAYOUT.items():
             if self.bucketed:
                 columns = (*columns[:-1], "step_bucket", "count")
@@ -286,7 +308,12 @@ class CountJob:
             else:
                 rows, order_by = merged.where(F.col("kind") == kind).select("key", "n"), ("key",)
             schema = CONTRACT[name].spark_ddl(("step_bucket",) if self.bucketed else ())
-            n_files = max(1, math.ceil(sizes.get(name, 0) / ROWS_PER_OUTPUT_FILE))
+            # One file per 5M rows, and up to one writing task per shuffle partition (the
+            # merge's) once there are enough rows: one task per dataset made the triples
+            # write alone take seconds on one core.
+            rows_n = sizes.get(name, 0)
+            n_files = max(1, math.ceil(rows_n / ROWS_PER_OUTPUT_FILE),
+                          min(partitions, math.ceil(rows_n / MIN_ROWS_PER_OUTPUT_FILE)))
             # The merge already partitioned rows by key: sort within those partitions by the
             # int64 key, no second shuffle; strings exist only after this point.
             (rows.coalesce(n_files).sortWithinPartitions(*order_by)
@@ -303,14 +330,20 @@ class CountJob:
 
         base_kind = F.substring_index("kind", "@", 1)      # u@<bucket> counts as u
         is_count = base_kind.isin(*partials.COUNT_KINDS)
-        kinds = {r["kind"]: (r["rows"], int(r["total"] or 0)) for r in
-                 merged.where(is_count).groupBy(base_kind.alias("kind"))
-                 .agg(F.count("*").alias("rows"), F.sum("n").alias("total")).collect()}
+        # One pass (one Spark job): count rows fold into (rows, total) per kind; statistics
+        # rows are already distinct by (kind, key) after the merge and come through as they are.
+        collected = (merged.groupBy(F.when(is_count, base_kind).otherwise(F.col("kind")).alias("kind"),
+                                    F.when(is_count, F.lit(None).cast("bigint"))
+                                    .otherwise(F.col("key")).alias("key"))
+                     .agg(F.count("*").alias("rows"), F.sum("n").alias("n")).collect())
+        kinds = {r["kind"]: (r["rows"], int(r["n"] or 0)) for r in collected
+                 if r["kind"] in partials.COUNT_KINDS}
         per_file: dict[int, dict[str, int]] = {f.index: {} for f in files}
         by_index = {f.index: f.path for f in files}
         subsets: dict[str, int] = {}
         skipped: dict[str, dict[str, Any]] = {}
-        for r in sorted(merged.where(~is_count).collect(), key=lambda r: (r["kind"], r["key"] or 0)):
+        stat_rows = [r for r in collected if r["kind"] not in partials.COUNT_KINDS]
+        for r in sorted(stat_rows, key=lambda r: (r["kind"], r["key"] or 0)):
             name, *args = r["kind"].split(partials.SEP)
             if name in (partials.LINES, partials.BYTES, partials.DOCS, partials.TOKENS):
                 per_file[int(args[0])][name] = int(r["n"])
@@ -369,7 +402,7 @@ class CountJob:
         watcher.start()
         group_dirs = []
         redone = 0
-        _, partial_t, _ = _spark_types()
+        _, partial_t = _spark_types()
         try:
             if len(groups) == 1 and not done:
                 # One group: a checkpoint would save nothing on resume, so sum directly.

@@ -244,3 +244,22 @@ def test_parquet_input_with_a_text_column(spark, tmp_path):
     manifest = run_count([str(tmp_path / "in")], str(tmp_path / "out"), rules=rules, spark=spark)
     assert read_counts(tmp_path / "out") == reference(texts)
     assert manifest["totals"]["documents"] == 300
+
+
+def test_default_groups_by_bytes_and_files(spark, tmp_path, monkeypatch):
+    """A small corpus is one group (no checkpoint round trip); bigger ones get groups of at
+    least 2 files per core and GROUP_MIN_BYTES, without a small remainder group."""
+    from freqgap.counting import job as job_module
+    from freqgap.counting.job import CountJob, CountOptions
+    from freqgap.counting.rules import TermRules
+    from freqgap.counting.sources import InputFile
+
+    files = [InputFile(i, f"/x/{i}.jsonl", 100, 0) for i in range(11)]
+    job = CountJob(spark, CountOptions(inputs=[], output=str(tmp_path / "o"), rules=TermRules()))
+    assert [len(g) for g in job._groups(files)] == [11]
+    monkeypatch.setattr(job_module, "GROUP_MIN_BYTES", 250)
+    per = 2 * spark.sparkContext.defaultParallelism          # 4 on local[2]
+    sizes = [len(g) for g in job._groups(files)]
+    assert sum(sizes) == 11 and all(n >= per for n in sizes) and len(sizes) == 11 // per
+    assert job._spread_for(files[:1]) == 2 * spark.sparkContext.defaultParallelism
+    assert job._spread_for(files[:2]) == 0
