@@ -91,3 +91,31 @@ def test_digests_are_cached_by_path_size_and_mtime(tmp_path, monkeypatch):
     assert cached_sha256(f) != first and len(calls) == 2
     (tmp_path / "cache" / "sha256.json").write_text("{broken")
     assert cached_sha256(f) == real(f)              # a damaged cache is rebuilt
+
+
+def test_hub_model_from_the_cache_is_hashed_and_recorded(tmp_path, tiny_model_dirs):
+    """A hub id loads offline from the Hugging Face cache layout; its cached files are
+    hashed (no recorded checksum to check against: computed, not refused)."""
+    import subprocess
+    import sys
+
+    hub = tmp_path / "hub"
+    repo = hub / "models--fake-org--tiny"
+    for ref, commit, arch in (("main", "a" * 40, "gptj"), ("step1", "b" * 40, "gpt_neox")):
+        snap = repo / "snapshots" / commit
+        shutil.copytree(tiny_model_dirs[arch], snap)
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(commit)
+    code = ("from freqgap.inference.lm import get_lm\n"
+            "for rev in (None, 'step1'):\n"
+            "    lm = get_lm('fake-org/tiny', revision=rev, device='cpu')\n"
+            "    print(lm.revision, lm.weights_sha256, lm.architecture)\n")
+    env = dict(os.environ, HF_HUB_CACHE=str(hub), HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO_ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line.split() for line in out.stdout.strip().splitlines()]
+    expect = [("main", "gptj", "GPTJForCausalLM"), ("step1", "gpt_neox", "GPTNeoXForCausalLM")]
+    for (rev, sha, arch_name), (want_rev, arch, want_name) in zip(lines, expect):
+        assert (rev, arch_name) == (want_rev, want_name)
+        assert sha == verify_weights(tiny_model_dirs[arch])["sha256"]
