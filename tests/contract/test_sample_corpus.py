@@ -71,6 +71,16 @@ def test_other_generated_corpora_say_how_to_regenerate(tmp_path):
         _verify(tmp_path / "c")
 
 
+def test_single_shards_or_a_glob_of_the_sample_are_checked_too(sample_copy):
+    shards = sorted(sample_copy.glob("*.jsonl.zst"))
+    glob = str(sample_copy / "*-01.jsonl.zst")
+    assert verify_corpus_inputs([glob], [str(shards[1])]) == 1        # one shard: no "missing"
+    shards[1].write_bytes(shards[1].read_bytes() + b"\0")
+    with pytest.raises(CorpusChecksumError, match="pile-sample-01.jsonl.zst: sha256"):
+        verify_corpus_inputs([str(shards[1])], [str(shards[1])])
+    assert verify_corpus_inputs([str(shards[0])], [str(shards[0])]) == 1
+
+
 def test_plain_directories_and_single_files_are_not_checked(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"text": "1 2"}\n')
     assert _verify(tmp_path) == 0
