@@ -64,8 +64,8 @@ def _trained(model_dir: Path, config: dict[str, Any], resume: bool) -> dict[str,
     if not resume:
         return None
     try:
-        manifest = read_manifest(model_dir)
-    except (FreqgapError, FileNotFoundError, ValueError):
+        manifest = read_manifest(model_dir, stage="train_lm")
+    except FreqgapError:          # missing, unfinished, other stage or damaged: retrained
         return None
     return manifest if manifest.get("config") == config else None
 

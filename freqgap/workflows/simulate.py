@@ -51,7 +51,8 @@ def _fresh(path: Path) -> Path:
     return path
 
 
-def _reusable(directory: Path, config: dict[str, Any], resume: bool) -> dict[str, Any] | None:
+def _reusable(directory: Path, config: dict[str, Any], resume: bool,
+              stage: str) -> dict[str, Any] | None:
     """The manifest of a finished stage run with exactly `config`, if resuming."""
     from freqgap.errors import FreqgapError
     from freqgap.manifest import read_manifest
@@ -59,7 +60,7 @@ def _reusable(directory: Path, config: dict[str, Any], resume: bool) -> dict[str
     if not resume:
         return None
     try:
-        manifest = read_manifest(directory)
+        manifest = read_manifest(directory, stage=stage)
     except FreqgapError:      # missing, unfinished or damaged: not reusable, so redone
         return None
     return manifest if manifest.get("config") == config else None
@@ -79,7 +80,8 @@ def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str,
     times: dict[str, float] = {}
     t = time.monotonic()
     profile = load_profile(law, opts.corpus_overrides)
-    corpus = _reusable(base / "corpus", json.loads(json.dumps(profile.to_dict())), opts.resume)
+    corpus = _reusable(base / "corpus", json.loads(json.dumps(profile.to_dict())), opts.resume,
+                       "generate_corpus")
     fresh_corpus = corpus is None
     if fresh_corpus:
         corpus = generate_corpus(profile, _fresh(base / "corpus"), progress=False)
@@ -88,7 +90,8 @@ def run_law(law: str, opts: SimulateOptions, spark=None, log=print) -> dict[str,
     t = time.monotonic()
     settings = load_settings(opts.train_profile, opts.train_overrides)
     trained = None if fresh_corpus else _reusable(
-        base / "model", {**settings.to_dict(), "corpus": [str(base / "corpus")]}, opts.resume)
+        base / "model", {**settings.to_dict(), "corpus": [str(base / "corpus")]}, opts.resume,
+        "train_lm")
     if trained is None:
         trained = train_model(settings, [str(base / "corpus")], base / "model")
     else:
