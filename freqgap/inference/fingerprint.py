@@ -17,11 +17,14 @@ import hashlib
 import inspect
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freqgap.errors import InputMismatchError
 from freqgap.inference import parse
 from freqgap.inference.lm import LM, StopRule
+
+if TYPE_CHECKING:
+    from freqgap.inference.hf import HFIdentity
 from freqgap.manifest import atomic_write_text
 
 FINGERPRINT_NAME = "_fingerprint.json"
@@ -38,14 +41,16 @@ def device_class(device: str) -> str:
     return device.split(":", 1)[0]
 
 
-def fingerprint_fields(*, prompts_sha256: str, lm: LM, label: str, revision: str,
+def fingerprint_fields(*, prompts_sha256: str, lm: "LM | HFIdentity", label: str,
+                       revision: str,
                        max_new_tokens: int, stop: StopRule, reuse_prefix: bool,
                        batch_size: int | None, shard: tuple[int, int] | None) -> dict[str, Any]:
-    """The fields of one predictions run (JSON-ready)."""
+    """The fields of one predictions run (JSON-ready). `lm` is a loaded LM, or what one
+    would report (freqgap.inference.hf.HFIdentity) when checking a finished directory."""
     fields: dict[str, Any] = {
         "prompts_sha256": prompts_sha256,
         "model": label, "revision": revision, "model_id": lm.model_id,
-        "backend": type(lm).__name__,
+        "backend": lm.backend_name,
         "weights_sha256": lm.weights_sha256, "config_sha256": lm.config_sha256,
         "dtype": lm.dtype, "device_class": device_class(lm.device),
         "decoding": f"greedy, max_new_tokens={max_new_tokens}, {stop.describe()}",

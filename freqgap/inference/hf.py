@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -61,6 +62,62 @@ def _quiet(on: bool):
             hf_logging.enable_progress_bar()
 
 
+def default_batch_size(device: str) -> int:
+    """256 prompts per forward pass on a GPU, 32 on the CPU."""
+    return 256 if device.startswith("cuda") else 32
+
+
+def _revision_label(spec: ModelSpec) -> str:
+    return spec.revision if spec.revision else ("local" if spec.is_local else "main")
+
+
+def _prepare(name_or_path: str, revision: str | None, device: str | None, dtype: str | None):
+    """(spec, device, dtype, files directory, weights record, config sha256) before loading:
+    a local directory or a cached hub snapshot is checked here (truncation, recorded
+    sha256), so that transformers never sees a broken file; an uncached hub model gives
+    None for the last three (hashed after it is loaded)."""
+    spec = resolve_model(name_or_path, revision)
+    device = device or default_device()
+    dtype = _resolve_dtype(dtype, device, spec)
+    if spec.is_local:
+        if not (Path(spec.source) / "config.json").is_file():
+            raise ModelError(f"{spec.source}: cannot load a causal LM and tokenizer from this "
+                             "directory: it has no config.json")
+        files_dir: Path | None = Path(spec.source)
+    else:
+        try:
+            files_dir = _snapshot_dir(spec)
+        except OSError:
+            files_dir = None        # not cached: the load says how to fetch it
+    if files_dir is None:
+        return spec, device, dtype, None, None, None
+    return spec, device, dtype, files_dir, verify_weights(files_dir), config_sha256(files_dir)
+
+
+@dataclass(frozen=True)
+class HFIdentity:
+    """What a transformers model's results depend on, known without loading it (the same
+    properties an HFCausalLM reports, for the settings fingerprint)."""
+
+    name: str
+    model_id: str
+    revision: str
+    dtype: str
+    device: str
+    weights: dict[str, Any] | None
+    config_sha256: str | None
+    batch_size: int
+    backend_name: str = "HFCausalLM"
+
+    @property
+    def weights_sha256(self) -> str | None:
+        return self.weights["sha256"] if self.weights else None
+
+    @property
+    def batch_invariant(self) -> bool:
+        return self.device == "cpu" and self.dtype == "float32"
+
+
 class HFCausalLM(LM):
     """A transformers causal LM in eval mode, with its tokenizer (pad token set)."""
 
@@ -83,7 +140,7 @@ class HFCausalLM(LM):
         self._context = context_length(model.config)
         if batch_size is not None and batch_size < 1:
             raise ModelError(f"--batch-size {batch_size}: must be at least 1")
-        self.batch_size = batch_size or (256 if self._device.startswith("cuda") else 32)
+        self.batch_size = batch_size or default_batch_size(self._device)
         self.reuse_prefix = reuse_prefix
         self.on_batch_size_change = on_batch_size_change
         self._generators: dict[tuple[StopRule, int], Any] = {}
@@ -108,13 +165,8 @@ class HFCausalLM(LM):
         from safetensors import SafetensorError
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        spec = resolve_model(name_or_path, revision)
-        device = device or default_device()
-        dtype = _resolve_dtype(dtype, device, spec)
-        if spec.is_local and not (Path(spec.source) / "config.json").is_file():
-            raise ModelError(f"{spec.source}: cannot load a causal LM and tokenizer from this "
-                             "directory: it has no config.json")
-        weights = verify_weights(spec.source) if spec.is_local else None
+        spec, device, dtype, files_dir, weights, config_sha = _prepare(name_or_path, revision,
+                                                                       device, dtype)
         kwargs: dict[str, Any] = {"trust_remote_code": False}
         if spec.revision is not None and not spec.is_local:
             kwargs["revision"] = spec.revision
@@ -132,16 +184,28 @@ class HFCausalLM(LM):
                                  f"this directory: {str(exc).splitlines()[0] if str(exc) else exc!r}") from exc
             raise ModelError(f"{spec.name}: {offline_hint(spec)} ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
-        files_dir = Path(spec.source) if spec.is_local else _snapshot_dir(spec)
-        if weights is None:     # a hub model: hash the cached files it was loaded from
-            weights = verify_weights(files_dir)
+        if files_dir is None:   # a hub model fetched just now: hash the files it was loaded from
+            files_dir = _snapshot_dir(spec)
+            weights, config_sha = verify_weights(files_dir), config_sha256(files_dir)
         model.to(device)
         model.eval()
-        rev = spec.revision if spec.revision else ("local" if spec.is_local else "main")
-        return cls(model, tokenizer, name=spec.name, model_id=spec.source, revision=rev,
-                   weights=weights, config_sha=config_sha256(files_dir),
+        return cls(model, tokenizer, name=spec.name, model_id=spec.source,
+                   revision=_revision_label(spec), weights=weights, config_sha=config_sha,
                    batch_size=batch_size, reuse_prefix=reuse_prefix,
                    on_batch_size_change=on_batch_size_change)
+
+    @staticmethod
+    def identity(name_or_path: str, revision: str | None = None, device: str | None = None,
+                 dtype: str | None = None, batch_size: int | None = None) -> "HFIdentity | None":
+        """What a load would report for fingerprints, without loading the weights (files
+        hashed through the cache); None when a hub model is not in the local cache."""
+        spec, device, dtype, files_dir, weights, config_sha = _prepare(name_or_path, revision,
+                                                                       device, dtype)
+        if files_dir is None:
+            return None
+        return HFIdentity(name=spec.name, model_id=spec.source, revision=_revision_label(spec),
+                          dtype=dtype, device=device, weights=weights, config_sha256=config_sha,
+                          batch_size=batch_size or default_batch_size(device))
 
     def with_batch_size(self, batch_size: int) -> "HFCausalLM":
         """The same loaded model and tokenizer with another batch size (no reload)."""

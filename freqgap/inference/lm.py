@@ -183,6 +183,11 @@ class LM(ABC):
         (an API)."""
 
     @property
+    def backend_name(self) -> str:
+        """The backend's class name (recorded in fingerprints)."""
+        return type(self).__name__
+
+    @property
     def config_sha256(self) -> str | None:
         """sha256 over the non-weight files that change results (model config, tokenizer),
         None if not applicable."""
@@ -218,7 +223,7 @@ class LM(ABC):
                 "device": self.device, "dtype": self.dtype, "context_length": self.max_length,
                 "weights_sha256": self.weights_sha256, "config_sha256": self.config_sha256,
                 "parameters": self.num_parameters,
-                "backend": type(self).__name__}
+                "backend": self.backend_name}
 
     def close(self) -> None:
         """Free the model's memory (a run over many revisions loads one after another)."""

@@ -24,6 +24,7 @@ from freqgap.inference.checksums import cached_sha256
 from freqgap.inference.fingerprint import (FINGERPRINT_NAME, digest, fingerprint_fields,
                                            read_fingerprint, refuse_if_different,
                                            write_fingerprint)
+from freqgap.inference.hf import HFCausalLM
 from freqgap.inference.lm import LM, NEWLINE, GenerateRequest, StopRule, get_lm
 from freqgap.inference.lock import LOCK_NAME, DirLock
 from freqgap.inference.models import ModelError, resolve_model
@@ -177,14 +178,23 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
         _cleanup_failed(target, created)
         raise
     lm = None
+    settings = dict(prompts_sha256=prompts.sha256, label=label, max_new_tokens=max_new_tokens,
+                    stop=stop, reuse_prefix=reuse_prefix, shard=shard)
     try:
+        if isinstance(model, str) and not force and (target / MANIFEST_NAME).exists():
+            # A finished directory: compare settings without loading the weights.
+            ident = HFCausalLM.identity(model, revision, device, dtype, batch_size)
+            if ident is not None:
+                fields = fingerprint_fields(lm=ident, revision=revision_label or ident.revision,
+                                            batch_size=ident.batch_size, **settings)
+                done = _previous(target, fields, force)
+                if done is not None:
+                    return done
         lm = get_lm(model, revision=revision, device=device, dtype=dtype,
                     batch_size=batch_size) if isinstance(model, str) else model
         rev = revision_label or lm.revision
-        fields = fingerprint_fields(prompts_sha256=prompts.sha256, lm=lm, label=label,
-                                    revision=rev, max_new_tokens=max_new_tokens, stop=stop,
-                                    reuse_prefix=reuse_prefix,
-                                    batch_size=getattr(lm, "batch_size", None), shard=shard)
+        fields = fingerprint_fields(lm=lm, revision=rev,
+                                    batch_size=getattr(lm, "batch_size", None), **settings)
         done = _previous(target, fields, force)
         if done is not None:
             return done

@@ -188,3 +188,24 @@ def test_lock_is_exclusive_and_released(tmp_path):
     assert not (tmp_path / ".lock").exists()
     with DirLock(tmp_path):
         pass
+
+
+
+def test_finished_directory_is_checked_without_loading_the_model(tmp_path, instances_dir,
+                                                                  tiny_model_dirs, monkeypatch):
+    from freqgap.inference.hf import HFCausalLM
+
+    few = tmp_path / "few.parquet"
+    pq.write_table(load_prompts(instances_dir).table.slice(0, 12), few)
+    model, out = str(tiny_model_dirs["gpt_neox"]), tmp_path / "m"
+    first = predict(few, out, model, device="cpu")
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(HFCausalLM, "load", no_load)
+    assert predict(few, out, model, device="cpu") == first
+    with pytest.raises(InputMismatchError, match="max_new_tokens=5, .* → greedy, max_new_tokens=2"):
+        predict(few, out, model, device="cpu", max_new_tokens=2)
+    with pytest.raises(AssertionError, match="was loaded"):     # unfinished: loads as usual
+        predict(few, tmp_path / "other", model, device="cpu")
