@@ -220,6 +220,10 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("gaps", "performance gaps", "results", ("per_key", "gaps"),
           ("upstream.counts", "upstream.instances", "upstream.predictions",
            "counts_mismatch_ok")),
+    Stage("dynamics_gaps", "performance gaps per training checkpoint: `gaps_by_step.parquet` "
+          "and `per_key_by_step.parquet` are the gaps and per_key tables with `step` first "
+          "(docs/dynamics.md)", "out/dynamics/results",
+          required=("upstream.counts", "upstream.instances", "upstream.predictions")),
     Stage("train_lm", "a trained demo model", "models/demo"),
     Stage("simulate", "the Zipf-versus-uniform experiment", "out/simulate"),
     Stage("dynamics_gaps", "performance gaps per checkpoint (ω as of each step)",
