@@ -36,18 +36,28 @@ def group_seed(seed: int, group: tuple) -> list[int]:
     return [int(seed), zlib.crc32(text.encode("utf-8"))]
 
 
+def _counts(idx: np.ndarray, valid: np.ndarray | None, n: int) -> np.ndarray:
+    """reps x n multiplicities of the drawn indices idx (reps x draws); `valid` masks draws."""
+    reps = idx.shape[0]
+    flat = (idx + (np.arange(reps) * n)[:, None]).ravel()
+    if valid is not None:
+        flat = flat[valid.ravel()]
+    return np.bincount(flat, minlength=reps * n).reshape(reps, n)
+
+
 def key_weights(n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
     """reps x n multiplicities of a resample of n keys with replacement (keys in rank order)."""
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=reps)
+    return _counts(rng.integers(0, n, size=(reps, n)), None, n)
 
 
 def seed_key_resamples(correct: np.ndarray, rows: np.ndarray, reps: int,
                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Two-level resamples of one group: (reps x n key multiplicities, reps x n accuracies).
 
-    `correct` and `rows` are n keys x S seeds (keys in rank order). A key without rows in the
-    drawn seeds gets multiplicity 0; a resample whose drawn seeds hold no seen key at all is
-    all zeros (and is discarded by the caller).
+    `correct` and `rows` are n keys x S seeds (keys in rank order). First the S seeds are
+    drawn with replacement; a key without rows in the drawn seeds is out of that resample;
+    then as many keys as remain are drawn with replacement among them. A resample whose
+    seeds hold no seen key at all is all zeros (and is discarded by the caller).
     """
     n, s = rows.shape
     seed_w = rng.multinomial(s, np.full(s, 1.0 / s), size=reps)            # reps x S
@@ -55,14 +65,14 @@ def seed_key_resamples(correct: np.ndarray, rows: np.ndarray, reps: int,
     numer = seed_w @ correct.T
     alive = denom > 0
     n_alive = alive.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        acc = np.where(alive, numer / np.maximum(denom, 1), 0.0)
-        pvals = alive / np.maximum(n_alive, 1)[:, None]
-    weights = np.zeros((reps, n), dtype=np.int64)
-    ok = n_alive > 0
-    if ok.any():
-        weights[ok] = rng.multinomial(n_alive[ok], pvals[ok])
-    return weights, acc
+    acc = np.where(alive, numer / np.maximum(denom, 1), 0.0)
+    # The alive keys of each resample first (in rank order), then draw among the first n_alive.
+    order = np.argsort(~alive, axis=1, kind="stable")
+    u = rng.random((reps, n))
+    j = np.minimum((u * n_alive[:, None]).astype(np.int64), np.maximum(n_alive - 1, 0)[:, None])
+    idx = np.take_along_axis(order, j, axis=1)
+    valid = np.arange(n)[None, :] < n_alive[:, None]
+    return _counts(idx, valid, n), acc
 
 
 def samples_table(sample_ids: np.ndarray, weights: np.ndarray, omega: np.ndarray,
@@ -73,14 +83,17 @@ def samples_table(sample_ids: np.ndarray, weights: np.ndarray, omega: np.ndarray
     reps, n = weights.shape
     last = np.cumsum(weights, axis=1)
     n_drawn = last[:, -1]
-    r, c = np.nonzero(weights)
-    acc = accuracy[r, c] if accuracy.ndim == 2 else accuracy[c]
+    w_flat = weights.ravel()
+    nz = np.flatnonzero(w_flat)
+    r, c = np.divmod(nz, n)
+    last_nz = last.ravel()[nz]
+    acc = accuracy.ravel()[nz] if accuracy.ndim == 2 else accuracy[c]
     return pa.table({
         "sample_id": pa.array(sample_ids[r], pa.int64()),
         "omega": pa.array(omega[c], pa.int64()),
-        "accuracy": pa.array(acc.astype(float), pa.float64()),
-        "first_pos": pa.array(last[r, c] - weights[r, c] + 1, pa.int64()),
-        "last_pos": pa.array(last[r, c], pa.int64()),
+        "accuracy": pa.array(np.asarray(acc, dtype=float), pa.float64()),
+        "first_pos": pa.array(last_nz - w_flat[nz] + 1, pa.int64()),
+        "last_pos": pa.array(last_nz, pa.int64()),
         "n_drawn": pa.array(n_drawn[r], pa.int64()),
     })
 
