@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from freqgap.corpus.writer import iter_documents  # noqa: E402
+from freqgap.counting.documents import iter_documents  # noqa: E402
 from freqgap.counting.indexed import IndexedDataset, write_indexed  # noqa: E402
 from freqgap.counting.order_source import Split, count_splits, decoded_pieces  # noqa: E402
 from freqgap.counting.rules import TermRules  # noqa: E402

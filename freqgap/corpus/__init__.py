@@ -5,6 +5,6 @@ Used for the bundled sample corpus (data/sample/), the demo model's training dat
 """
 
 from freqgap.corpus.profiles import CorpusProfile, load_profile
-from freqgap.corpus.writer import generate_corpus, iter_texts
+from freqgap.corpus.writer import generate_corpus
 
-__all__ = ["CorpusProfile", "load_profile", "generate_corpus", "iter_texts"]
+__all__ = ["CorpusProfile", "load_profile", "generate_corpus"]

@@ -16,7 +16,8 @@ from freqgap.corpus.profiles import CorpusProfile
 
 
 class NumberModel:
-    """Draws number terms and operands; `expected_ranks()` states the law tests check."""
+    """Draws number terms and operands; `terms` is in rank order (1 = most frequent), the
+    order the frequency-law tests check."""
 
     def __init__(self, profile: CorpusProfile) -> None:
         rng = random.Random(profile.rank_seed)
@@ -36,7 +37,6 @@ class NumberModel:
         if profile.operand_law == "uniform":
             mean = sum(weights[:n_ops]) / n_ops
             weights[:n_ops] = [mean] * n_ops
-        self.weights = weights
         self._cum = list(itertools.accumulate(weights))
         self._op_cum = self._cum[:n_ops]
 
@@ -47,12 +47,3 @@ class NumberModel:
     def operand(self, rng: random.Random) -> int:
         """An operand drawn from the law restricted to the operands."""
         return self.operands[bisect.bisect_right(self._op_cum, rng.random() * self._op_cum[-1])]
-
-    def expected_ranks(self) -> dict[str, int]:
-        """Term -> its rank (1 = most frequent) in the law, for the frequency-law tests."""
-        return {t: i + 1 for i, t in enumerate(self.terms)}
-
-    def probability(self, term: str) -> float:
-        """Probability of `term` under `number()`."""
-        i = self.terms.index(term)
-        return self.weights[i] / self._cum[-1]

@@ -16,7 +16,7 @@ import os
 import random
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import zstandard
 
@@ -117,30 +117,3 @@ def generate_corpus(profile: CorpusProfile, out_dir: str | Path, workers: int = 
         shards=results, operand_ranks=numbers.operands)
     write_manifest(out_dir, manifest)
     return manifest
-
-
-def iter_texts(inputs: Iterable[str | Path], text_field: str = "text") -> Iterator[str]:
-    """The text of every document in the given files, directories or globs, in path order.
-
-    Reuses the counting job's readers, so training reads exactly what is counted; a bad
-    record raises an error naming the file and line.
-    """
-    for _, _, text in iter_documents(inputs, text_field):
-        yield text
-
-
-def iter_documents(inputs: Iterable[str | Path], text_field: str = "text") -> Iterator[tuple[str, int, str]]:
-    """(file path, line number, text) of every document, as `iter_texts` reads them (the
-    trainer's data order names documents this way)."""
-    from freqgap.counting.records import RecordError, parse_record
-    from freqgap.counting.sources import BadInputError, iter_lines, list_inputs
-
-    for item in list_inputs([str(i) for i in inputs]):
-        for line_no, raw in iter_lines(item.path):
-            if not raw.strip():
-                continue
-            try:
-                text, _ = parse_record(raw, text_field, None)
-            except RecordError as exc:
-                raise BadInputError(item.path, str(exc), line=line_no) from None
-            yield item.path, line_no, text

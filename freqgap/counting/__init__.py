@@ -6,6 +6,7 @@ Modules, one job each:
 - `windows`  turns term positions into exact unigram, pair and triple counts;
 - `records`  parses JSON Lines / Parquet records into texts, naming bad ones;
 - `sources`  lists inputs and streams lines out of plain, .zst and .gz files;
+- `documents` the texts of a corpus as the job reads them (training reads the same);
 - `reference` an independent single-process counter (the tests' oracle, the benchmark's baseline);
 - `job`      the Spark orchestration: groups, resume, merge, atomic commit, manifest.
 """

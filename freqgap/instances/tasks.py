@@ -6,7 +6,7 @@ by editing configuration; this module validates an entry and says which key is w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from freqgap.config import ConfigError, load_conf
@@ -65,7 +65,6 @@ class Grid:
     seeds: tuple[int, ...]
     max_test_items: int | None = None
     zero_shot_first_seed_only: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _err(where: str, msg: str) -> ConfigError:

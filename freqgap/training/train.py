@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from freqgap.corpus.writer import iter_documents
+from freqgap.counting.documents import iter_documents
 from freqgap.counting.sources import list_inputs
 from freqgap.inference.checksums import weights_record
 from freqgap.manifest import build_manifest, describe_local_inputs, now_iso, write_manifest

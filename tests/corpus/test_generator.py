@@ -11,7 +11,8 @@ import pytest
 import zstandard
 
 from freqgap.config import ConfigError
-from freqgap.corpus import generate_corpus, iter_texts, load_profile
+from freqgap.corpus import generate_corpus, load_profile
+from freqgap.counting.documents import iter_texts
 from freqgap.corpus.numbers import NumberModel
 from freqgap.counting.sources import BadInputError
 from freqgap.manifest import read_manifest

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from freqgap.corpus.writer import iter_documents
+from freqgap.counting.documents import iter_documents
 from freqgap.counting.indexed import IndexedDataset
 from freqgap.counting.job import run_count
 from freqgap.counting.rules import TermRules

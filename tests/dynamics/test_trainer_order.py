@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from freqgap.corpus.writer import iter_documents
+from freqgap.counting.documents import iter_documents
 from freqgap.counting.indexed import IndexedDataset
 from freqgap.paths import SAMPLE_CORPUS_DIR
 from freqgap.training.order import read_order
@@ -76,3 +76,24 @@ def test_checkpoints_are_the_weights_after_n_steps(trained):
     assert all(np.array_equal(final[k], weights[8][k]) for k in final)       # step8 = the end
     assert any(not np.array_equal(weights[0][k], weights[1][k]) for k in final)
     assert (root / "model" / "step0" / "tokenizer.json").is_file()
+
+
+def test_order_file_counts_equal_the_token_order_counts(trained, spark, tmp_path):
+    """The trainer's pieces.parquet, counted from the corpus text (char ranges), gives the same
+    bucketed counts as its indexed token order decoded: two records of one order agree."""
+    from freqgap.counting.job import CountOptions
+    from freqgap.counting.ordered_job import OrderFileCountJob
+    from freqgap.counting.rules import TermRules
+    from freqgap.dynamics.counts import count_model_order
+    from tests.dynamics.helpers import read_bucketed
+
+    root, settings, _, _ = trained
+    count_model_order(root / "model", tmp_path / "tokens", spark=spark, progress_interval=0.5)
+    opts = CountOptions(inputs=[], output=str(tmp_path / "text"), rules=TermRules.from_conf(),
+                        progress_interval=0.5)
+    manifest = OrderFileCountJob(spark, opts, str(root / "model" / "data_order" / "pieces.parquet"),
+                                 CHECKPOINTS).run()
+    by_tokens, by_text = read_bucketed(tmp_path / "tokens"), read_bucketed(tmp_path / "text")
+    assert by_tokens == by_text and len(by_text) >= 3
+    assert manifest["config"]["input_kind"] == "training_order_file"
+    assert manifest["order"]["rows_after_last_edge"] == 0
