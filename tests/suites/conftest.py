@@ -30,10 +30,10 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny(tiny_model_dir):
-    from freqgap.inference.models import load_model
+    from freqgap.inference.lm import get_lm
 
-    model, tok, info = load_model(str(tiny_model_dir), device="cpu")
-    return model, tok
+    lm = get_lm(str(tiny_model_dir), device="cpu")
+    return lm.model, lm.tokenizer
 
 
 @pytest.fixture(scope="session")
