@@ -18,9 +18,7 @@ _EXPORTS = {
     "StopRule": "freqgap.inference.lm",
     "encode_left_padded": "freqgap.inference.batching",
     "left_pad": "freqgap.inference.batching",
-    "load_model": "freqgap.inference.models",
     "resolve_model": "freqgap.inference.models",
-    "ModelInfo": "freqgap.inference.models",
     "ModelError": "freqgap.inference.models",
     "Generator": "freqgap.inference.generate",
 }

@@ -7,7 +7,7 @@ read, with the list of known names.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +32,6 @@ class ModelSpec:
     revision: str | None      # None for local directories
     gpu_dtype: str            # dtype to use on a GPU
     is_local: bool
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """What was actually loaded; recorded in prediction manifests."""
-
-    name: str
-    model_id: str
-    revision: str | None
-    device: str
-    dtype: str
-    context_length: int
-    architecture: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def pythia_steps(conf: dict[str, Any] | None = None) -> list[int]:
@@ -142,17 +126,3 @@ def offline_hint(spec: ModelSpec) -> str:
             f"`huggingface-cli download {spec.source}{rev}` (or `hf download ...`) and copy the "
             f"Hugging Face cache (HF_HOME) here, or pass --model /path/to/a/local/directory "
             f"holding config.json, the tokenizer and the weights")
-
-
-def load_model(name_or_path: str, revision: str | None = None, device: str | None = None,
-               dtype: str | None = None):
-    """Deprecated: (model, tokenizer, ModelInfo). Use `freqgap.inference.lm.get_lm`, whose
-    LM carries all of this; kept only until the suites run through the interface."""
-    from freqgap.inference.hf import HFCausalLM
-
-    lm = HFCausalLM.load(name_or_path, revision, device=device, dtype=dtype)
-    info = ModelInfo(name=lm.name, model_id=lm.model_id,
-                     revision=None if lm.revision in ("local",) else lm.revision,
-                     device=lm.device, dtype=lm.dtype, context_length=lm.max_length,
-                     architecture=lm.architecture)
-    return lm.model, lm.tokenizer, info
