@@ -7,6 +7,7 @@ fail loudly at the first bad line rather than produce a silently wrong evaluatio
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,13 +19,24 @@ class SuiteDataError(FreqgapError):
     """A benchmark file is missing, unreadable or in the wrong shape."""
 
 
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise SuiteDataError(f"{path}: file not found")
+    if not path.is_file():
+        raise SuiteDataError(f"{path}: is a directory, not a benchmark file; pass the file")
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSON Lines file."""
     path = Path(path)
-    if not path.exists():
-        raise SuiteDataError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
+    _check_file(path)
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise SuiteDataError(f"{path}:{lineno}: not UTF-8 text (a binary or "
+                                     "differently encoded file?)") from None
             if not line.strip():
                 continue
             try:
@@ -42,9 +54,12 @@ def iter_csv(path: str | Path, required: tuple[str, ...],
     """(first line number, row) for each data row of a CSV file with the required header
     fields; values are stripped unless `strip` is False (prompts kept byte for byte)."""
     path = Path(path)
-    if not path.exists():
-        raise SuiteDataError(f"{path}: file not found")
-    with open(path, encoding="utf-8", newline="") as handle:
+    _check_file(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteDataError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [f for f in required if f not in header]

@@ -26,6 +26,7 @@ import yaml
 
 from freqgap.config import load_conf
 from freqgap.errors import FreqgapError, InputMismatchError
+from freqgap.inference.lock import DirLock
 from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
                               describe_local_inputs, load_manifest_file, now_iso, read_manifest,
                               write_manifest)
@@ -64,26 +65,22 @@ def build_suite(benchmark: str, data: str | Path, conf: dict[str, Any],
     return SUITES[benchmark](data, sub, limit=limit, overlong=overlong)
 
 
-def instances_manifest(suite, out: Path, inputs: list[dict],
-                       config: dict[str, Any]) -> dict[str, Any]:
-    """Write instances/'s tables and vocabulary; return its manifest, not yet written
-    (run() writes it after the last model) but with its fingerprint."""
+def plan_instances(suite, inputs: list[dict], config: dict[str, Any]
+                   ) -> tuple[dict[str, Any], list[dict], list[dict], list[str]]:
+    """instances/'s rows, vocabulary and manifest (with its fingerprint), nothing written:
+    run() claims the directory first, writes the tables, and the manifest after the last
+    model."""
     from freqgap.contract import seal
 
     started = now_iso()
     inst, trows = suite.instances()
-    d = out / "instances"
-    n_inst = write_table(inst, INSTANCES, d / "instances.parquet")
-    n_terms = write_table(trows, INSTANCE_TERMS, d / "instance_terms.parquet")
     vocab = terms.vocabulary(tuple(t for t in (r["t1"], r["t2"], r["t3"]) if t) for r in trows)
-    atomic_write_text(d / "vocab.yaml", "# word terms of the instances: pass to the counting "
-                      "job with --vocab\n" + yaml.safe_dump(vocab, default_flow_style=False))
     missing: dict[str, int] = {}
     for r in trows:
         if r["t1"] == terms.NO_TERM:
             key = f"{r['task']}:{r['freq_def']}"
             missing[key] = missing.get(key, 0) + 1
-    totals = {"instances": n_inst, "instance_terms": n_terms, "vocab": len(vocab),
+    totals = {"instances": len(inst), "instance_terms": len(trows), "vocab": len(vocab),
               "instances_without_terms": missing,
               "no_term_key": terms.NO_TERM}
     term_conf = load_conf("terms")
@@ -98,7 +95,16 @@ def instances_manifest(suite, out: Path, inputs: list[dict],
                               tasks=sorted({r["task"] for r in inst}),
                               freq_defs=sorted({r["freq_def"] for r in trows}))
     manifest["fingerprint"] = seal(manifest)["fingerprint"]
-    return manifest
+    return manifest, inst, trows, vocab
+
+
+def write_instances(out: Path, inst: list[dict], trows: list[dict], vocab: list[str]) -> None:
+    """instances/'s tables and the vocabulary the counting job needs (no manifest)."""
+    d = out / "instances"
+    write_table(inst, INSTANCES, d / "instances.parquet")
+    write_table(trows, INSTANCE_TERMS, d / "instance_terms.parquet")
+    atomic_write_text(d / "vocab.yaml", "# word terms of the instances: pass to the counting "
+                      "job with --vocab\n" + yaml.safe_dump(vocab, default_flow_style=False))
 
 
 def claim(out: Path, fingerprint: str) -> None:
@@ -226,6 +232,16 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
     if overlong is not None:
         conf = {**conf, "overlong": overlong}
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with DirLock(out):       # one run per output directory
+        return _run_locked(benchmark, data, models, out, original, revision, device, dtype,
+                           batch_size, limit, force, conf, loader, counts, boot_reps,
+                           task2_data, task2_original, sample, seed)
+
+
+def _run_locked(benchmark, data, models, out, original, revision, device, dtype, batch_size,
+                limit, force, conf, loader, counts, boot_reps, task2_data, task2_original,
+                sample, seed) -> dict[str, Any]:
     data = materialise(data, out / "data")
     original = materialise(original, out / "data") if original is not None else None
     neqa_options = {k: v for k, v in (("task2_data", task2_data),
@@ -247,9 +263,10 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
     if benchmark == "neqa":
         config.update(sample=sample, seed=seed if sample is not None else None,
                       task2_files=suite.task2_files)
-    inst_manifest = instances_manifest(suite, out, inputs, config)
+    inst_manifest, inst, trows, vocab = plan_instances(suite, inputs, config)
     fp = inst_manifest["fingerprint"]
     claim(out, fp)
+    write_instances(out, inst, trows, vocab)
     records = [evaluate_model(suite, m, out, {**config, "revision": revision, "dtype": dtype},
                               inputs, fp, revision, device, dtype, batch_size, force, loader)
                for m in models]

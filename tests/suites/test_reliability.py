@@ -143,9 +143,11 @@ def test_other_settings_in_the_output_directory_are_refused(tmp_path):
     first = run("quantifiers", FIXTURES / "quantifiers.csv", ["m"], out, loader=fake_loader())
     again = run("quantifiers", FIXTURES / "quantifiers.csv", ["m"], out, loader=never)
     assert again["records"] == first["records"]                 # same settings: reused
+    before = {p.name: p.read_bytes() for p in (out / "instances").iterdir()}
     with pytest.raises(InputMismatchError, match=r"holds a run of other settings or data"):
         run("quantifiers", FIXTURES / "quantifiers.csv", ["m"], out, limit=4, loader=never)
-    read_manifest(out / "instances", stage="suite_instances")   # the old run stays complete
+    read_manifest(out / "instances", stage="suite_instances")   # the old run stays complete,
+    assert {p.name: p.read_bytes() for p in (out / "instances").iterdir()} == before  # untouched
     # predictions of a model made from other instances are refused too
     other = tmp_path / "r"
     run("quantifiers", FIXTURES / "quantifiers.csv", ["m"], other, limit=4, loader=fake_loader())
@@ -202,3 +204,33 @@ def test_cot_prompts_cut_on_the_left_when_truncation_is_chosen(tmp_path, capsys)
     want = lm.generate_until([GenerateRequest(p[-280:], max_new_tokens=20, stop=PARAGRAPH)
                               for p in prompts])
     assert texts == want
+
+
+def test_one_run_per_output_directory(tmp_path):
+    from freqgap.inference.lock import DirectoryBusyError, DirLock
+
+    out = tmp_path / "q"
+    out.mkdir()
+    with DirLock(out):     # as a concurrent run would hold it
+        with pytest.raises(DirectoryBusyError, match="another run"):
+            run("quantifiers", FIXTURES / "quantifiers.csv", ["m"], out, loader=never)
+    assert not (out / "instances").exists()
+
+
+def test_unreadable_inputs_are_one_line_errors(tmp_path):
+    from freqgap.suites import neqa, quantifiers
+
+    with pytest.raises(SuiteDataError, match=r"is a directory"):
+        neqa.load(tmp_path)
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b'{"question": "q", "choices": ["a", "b"], "answer": 0}\n\xff\xfe\n')
+    with pytest.raises(SuiteDataError, match=r"b.jsonl:2: not UTF-8 text"):
+        neqa.load(binary)
+    csv = tmp_path / "b.csv"
+    csv.write_bytes(b"backbone,quantifier,quantifier_type,critical_word,typicality\n\xff,a,b,c,d\n")
+    with pytest.raises(SuiteDataError, match=r"b.csv: not UTF-8 text"):
+        quantifiers.load(csv)
+    empty = tmp_path / "e.csv"
+    empty.write_text("")
+    with pytest.raises(SuiteDataError, match=r"e.csv:1: header lacks"):
+        quantifiers.load(empty)
