@@ -33,30 +33,26 @@ def _table(chars: str) -> np.ndarray:
 
 _WS = _table(ASCII_WHITESPACE)
 _PUNCT = _table(STRIP_PUNCTUATION)
-_WS_CODES = np.array(sorted(int.from_bytes(c.encode(), "big") for c in NON_ASCII_WHITESPACE), np.int64)
-_WS_LEAD = np.zeros(256, dtype=np.bool_)
-for _c in NON_ASCII_WHITESPACE:
-    _WS_LEAD[_c.encode()[0]] = True
-_FNV_OFFSET, _FNV_PRIME = np.uint64(14695981039346656037), np.uint64(1099511628211)
+# Non-ASCII whitespace by code point (all are <= U+3000), and the non-ASCII characters whose
+# str.lower() is ASCII (only the Kelvin sign, 'k'; a test checks every code point): a token
+# with any other non-ASCII character can never equal an ASCII vocabulary form.
+_WS_CP = np.zeros(max(map(ord, NON_ASCII_WHITESPACE)) + 1, dtype=np.bool_)
+_WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
+LOWER_TO_ASCII = "\u212a"
+_LOWER_ASCII_CP = np.array([ord(c) for c in LOWER_TO_ASCII], np.int64)
+_FNV_OFFSET, _FNV_PRIME = 14695981039346656037, 1099511628211
 
 
-@njit(cache=True)
-def _ws_len(data, i, end, ws_lead, ws_codes):
-    """Length in bytes of the non-ASCII whitespace character at i, or 0."""
-    b = data[i]
-    if not ws_lead[b]:
-        return 0
-    if i + 1 < end:
-        two = (np.int64(b) << 8) | data[i + 1]
-        for c in ws_codes:
-            if c == two:
-                return 2
-    if i + 2 < end:
-        three = (np.int64(b) << 16) | (np.int64(data[i + 1]) << 8) | data[i + 2]
-        for c in ws_codes:
-            if c == three:
-                return 3
-    return 0
+@njit(cache=True, inline="always")
+def _char_at(data, i):
+    """(code point, length in bytes) of the UTF-8 character starting at i (valid UTF-8)."""
+    b = np.int64(data[i])
+    if b < 0xE0:
+        return ((b & 0x1F) << 6) | (data[i + 1] & 0x3F), 2
+    if b < 0xF0:
+        return ((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (data[i + 2] & 0x3F), 3
+    return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
+            | ((np.int64(data[i + 2]) & 0x3F) << 6) | (data[i + 3] & 0x3F)), 4
 
 
 @njit(cache=True)
@@ -74,10 +70,10 @@ def _hash_lower(data, s, e):
 
 @njit(cache=True)
 def _scan(data, offsets, d0, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
-          ws, ws_lead, ws_codes, punct, strip, max_digits, bases,
+          ws, ws_cp, lower_ascii, any_high_forms, punct, strip, max_digits, bases,
           form_bytes, form_off, form_code, htab, hmask, min_len, max_len, initials, max_rare):
     """Fill (doc, pos, code) of ASCII term tokens, tokens per doc, and (doc, pos, start, end)
-    of non-ASCII tokens short enough to be a vocabulary word (decided in Python), from doc d0
+    of non-ASCII tokens that may be a vocabulary word (decided in Python), from doc d0
     on. Stops before a document that might not fit the outputs and returns (next doc,
     n_out, n_rare); the caller grows them and calls again. (Outputs are never reassigned
     in here: reassigning arrays in a loop costs an atomic reference count per iteration.)"""
@@ -96,22 +92,30 @@ def _scan(data, offsets, d0, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
                     i += 1
                     continue
             else:
-                w = _ws_len(data, i, end, ws_lead, ws_codes)
-                if w:
-                    i += w
+                cp, width = _char_at(data, i)
+                if cp < ws_cp.shape[0] and ws_cp[cp]:
+                    i += width
                     continue
             s = i
-            high = False
+            high = False           # holds a non-ASCII character
+            maybe_word = True      # ... and each of them lower-cases to ASCII
             while i < end:
                 b = data[i]
                 if b < 128:
                     if ws[b]:
                         break
-                elif _ws_len(data, i, end, ws_lead, ws_codes):
-                    break
+                    i += 1
                 else:
+                    cp, width = _char_at(data, i)
+                    if cp < ws_cp.shape[0] and ws_cp[cp]:
+                        break
                     high = True
-                i += 1
+                    if maybe_word:
+                        maybe_word = False
+                        for c in lower_ascii:
+                            if cp == c:
+                                maybe_word = True
+                    i += width
             ts = s
             te = i
             if strip:
@@ -122,7 +126,7 @@ def _scan(data, offsets, d0, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
             length = te - ts
             if length > 0:
                 if high:
-                    if length <= max_rare:
+                    if length <= max_rare and (maybe_word or any_high_forms):
                         rare[n_rare, 0] = d
                         rare[n_rare, 1] = pos
                         rare[n_rare, 2] = ts
@@ -191,8 +195,8 @@ class CompiledFinder:
         for index, f in enumerate(encoded):
             h = _FNV_OFFSET
             for byte in f:
-                h = np.uint64((int(h) ^ byte) * int(_FNV_PRIME) & 0xFFFFFFFFFFFFFFFF)
-            slot = int(h) & (size - 1)
+                h = (h ^ byte) * _FNV_PRIME & 0xFFFFFFFFFFFFFFFF
+            slot = h & (size - 1)
             while self.htab[slot] >= 0:
                 slot = (slot + 1) & (size - 1)
             self.htab[slot] = index
@@ -203,6 +207,7 @@ class CompiledFinder:
             self.initials[f[0]] = True
             self.initials[ord(chr(f[0]).upper())] = True
         self.max_rare = 4 * max((len(f) for f in forms), default=0)
+        self.any_high_forms = any(not f.isascii() for f in forms)
         self.forms = forms
         self.bases = self.codec.bases
 
@@ -219,7 +224,8 @@ class CompiledFinder:
         while True:
             d, n_out, n_rare = _scan(
                 data, offsets, d, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
-                _WS, _WS_LEAD, _WS_CODES, _PUNCT, r.number_rule == "strip-punct", r.max_digits,
+                _WS, _WS_CP, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT,
+                r.number_rule == "strip-punct", r.max_digits,
                 self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
                 self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
             if d == n_docs:

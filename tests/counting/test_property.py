@@ -13,7 +13,7 @@ TOKENS = st.sampled_from([
     "5", "05", "9", "10", "0", "000000", "123456", "1234567", "23,", "(7)", "$5", "1,000", "2.5",
     "-5", "\u0663", "hour", "Hours", "HOURSS", "day.", "Days", "wee\u212a", "decade", "x", "é",
     "…", "年", "9\u200b", "'5'", "month,", "…5",
-    "1st", "1ST", "2nds", "2nd.", "(3d)", "1990s", "1990", "4x4", "4X4s", "9th"])
+    "1st", "1ST", "2nds", "2nd.", "(3d)", "1990s", "1990", "4x4", "4X4s", "9th", "A\u00d1Os", "a\u00f1o", "wee\u212as"])
 SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "\x85",
                               "\r\n", "\u200b"])
 DOC = st.lists(st.tuples(TOKENS, SEPARATORS), max_size=40).map(lambda xs: "".join(t + s for t, s in xs))
@@ -22,7 +22,8 @@ FREE_TEXT = st.text(alphabet=st.characters(codec="utf-8", categories=["Nd", "Zs"
 RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_from(["strict", "strip-punct"]),
                   max_digits=st.integers(1, 6),
                   vocab=st.sampled_from([TermRules().vocab,
-                                         TermRules().vocab + ("1st", "2nd", "3d", "4x4", "1990s")]))
+                                         TermRules().vocab + ("1st", "2nd", "3d", "4x4", "1990s"),
+                                         TermRules().vocab + ("a\u00f1o", "\u01c5x")]))
 
 
 @pytest.mark.parametrize("engine", ["numpy", "numba"])

@@ -169,3 +169,11 @@ def test_conf_is_the_default():
     rules = TermRules.from_conf()
     assert rules.window == 5 and rules.max_order == 3 and rules.number_rule == "strict"
     assert "decade" in rules.vocab
+
+
+def test_compiled_finder_knows_every_character_that_lower_cases_to_ascii():
+    from freqgap.counting.compiled import LOWER_TO_ASCII
+
+    found = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.lower().isascii())
+    assert found == LOWER_TO_ASCII
+    both(["wee\u212a hour\u212a \u0130year"], TermRules(vocab=("week", "hourk", "i\u0307year")))
