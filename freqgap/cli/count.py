@@ -68,6 +68,10 @@ def _add_order_arguments(p: argparse.ArgumentParser) -> None:
                    help="--input is one Megatron/GPT-NeoX indexed dataset PREFIX (PREFIX.idx + "
                         "PREFIX.bin, e.g. Pythia's pre-shuffled document), entry i consumed at "
                         "step i // --seqs-per-step; needs --tokenizer")
+    g.add_argument("--order-file", metavar="FILE",
+                   help="count the JSON Lines corpus by step from an order file (Parquet or JSON "
+                        "Lines: file, line, step[, char_start, char_end]), e.g. a model's "
+                        "data_order/pieces.parquet; replaces --input")
     g.add_argument("--tokenizer", metavar="DIR",
                    help="directory with tokenizer.json (or the file, or a Hugging Face name in "
                         "the local cache, e.g. EleutherAI/pythia-70m) to decode the token ids")
@@ -81,11 +85,33 @@ def _add_order_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _order_options(args: argparse.Namespace, options):
-    """OrderOptions for --order-of / --training-order (checked before Spark starts), else None."""
+    """OrderOptions for --order-of / --training-order, ("order_file", path, edges) for
+    --order-file (checked before Spark starts), else None."""
     from freqgap.errors import UsageError
 
-    if args.order_of and args.training_order:
-        raise UsageError("--order-of and --training-order: give one of them")
+    given = [f for f, v in (("--order-of", args.order_of), ("--training-order", args.training_order),
+                            ("--order-file", args.order_file)) if v]
+    if len(given) > 1:
+        raise UsageError(f"{' and '.join(given)}: give one of them")
+    if args.order_file:
+        from pathlib import Path
+
+        from freqgap.dynamics.settings import edges_from_conf
+
+        for flag in ("tokenizer", "seqs_per_step", "eod_token"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} does not apply to --order-file "
+                                 "(the order file gives steps and text ranges)")
+        info = Path(args.order_file).parent / "order.json"
+        if args.bucket_edges:
+            edges = args.bucket_edges
+        elif info.is_file():
+            import json
+
+            edges = json.loads(info.read_text(encoding="utf-8"))["checkpoints"]
+        else:
+            edges = edges_from_conf()
+        return ("order_file", args.order_file, edges)
     if not (args.order_of or args.training_order):
         for flag in ("tokenizer", "seqs_per_step", "bucket_edges", "eod_token"):
             if getattr(args, flag) is not None:
@@ -138,7 +164,11 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     order = _order_options(args, options)
     spark = get_spark(master=args.master, app_name="freqgap-count-terms", verbose=args.verbose)
-    if order is not None:
+    if isinstance(order, tuple):
+        from freqgap.counting.ordered_job import OrderFileCountJob
+
+        job = OrderFileCountJob(spark, options, order[1], order[2])
+    elif order is not None:
         from freqgap.counting.ordered_job import OrderedCountJob
 
         job = OrderedCountJob(spark, options, order)

@@ -146,7 +146,7 @@ def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
         yield texts, buckets, stop - start
 
 
-def _stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
+def stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
     kinds = [f"{name}{partials.SEP}{fidx}" for name in values]
     return pa.RecordBatch.from_arrays(
         [pa.array(kinds, pa.string()), pa.array([None] * len(kinds), pa.int64()),
@@ -184,4 +184,4 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
                 yield from sums.add({bucket_kind(k, bucket): v for k, v in parts.items()})
     yield from sums.drain()
     for fidx, values in stats.items():
-        yield _stat_batch(fidx, values)
+        yield stat_batch(fidx, values)

@@ -1,6 +1,8 @@
-"""The counting job over a training order (counting/order_source.py): the same plan, resumable
-groups, exact merge, atomic commit and manifest as the ordinary job, with input splits that
-are ranges of training sequences and output tables that carry `step_bucket`.
+"""The counting job over a training order: the same plan, resumable groups, exact merge,
+atomic commit and manifest as the ordinary job, with output tables that carry `step_bucket`.
+Two inputs: an indexed dataset of token ids (OrderedCountJob; splits are ranges of training
+sequences, counting/order_source.py), or a JSON Lines corpus with an order file mapping
+document pieces to steps (OrderFileCountJob; counting/order_file.py).
 
 The `.bin` is splittable, so one 300-billion-token file spreads over every core of a
 cluster: each Spark task reads its range of entries from the memmap (on a cluster the file
@@ -10,16 +12,26 @@ must be at the same path on every worker, e.g. a shared file system).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as dataclass_replace
 from typing import Any
 
 from freqgap.counting.indexed import IndexedDataset, prefix_of
 from freqgap.counting.job import CountJob, CountOptions
 from freqgap.counting.order_source import (OrderInputError, Split, check_edges, count_splits,
                                            eod_id_of, load_tokenizer, plan_splits)
-from freqgap.counting.sources import InputFile
+from freqgap.counting.sources import InputFile, list_inputs
 
 SPLIT_BYTES = 32 << 20
+
+
+def _partial_type():
+    """partials.PARTIAL_SCHEMA as a Spark type."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from freqgap.counting.partials import PARTIAL_SCHEMA
+
+    return StructType([StructField(f.name, {"string": StringType(), "int64": LongType()}[str(f.type)])
+                       for f in PARTIAL_SCHEMA])
 
 
 @dataclass
@@ -83,8 +95,6 @@ class OrderedCountJob(CountJob):
     def _partial_frame(self, group: list[Split], paths: dict[int, str]):
         from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-        from freqgap.counting.partials import PARTIAL_SCHEMA
-
         rules, tok, eod = self.rules, self.tokenizer_file, self.eod
         per_step, edges = self.order.seqs_per_step, list(self.order.edges)
 
@@ -96,12 +106,65 @@ class OrderedCountJob(CountJob):
         split_t = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
                               StructField("lo", LongType()), StructField("hi", LongType()),
                               StructField("size", LongType())])
-        partial_t = StructType([StructField(f.name, {"string": StringType(), "int64": LongType()}[
-            str(f.type)]) for f in PARTIAL_SCHEMA])
         rows = [(s.index, s.path, s.lo, s.hi, s.size) for s in group]
         frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(rows, len(rows)), split_t)
-        return frame.mapInArrow(count, partial_t)
+        return frame.mapInArrow(count, _partial_type())
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"order": {"sequences": len(self.data), "sequences_after_last_edge": self.left_out,
                           "last_edge": self.order.edges[-1]}}
+
+
+class OrderFileCountJob(CountJob):
+    """Count a JSON Lines corpus by step bucket from an order file (counting/order_file.py)."""
+
+    bucketed = True
+
+    def __init__(self, spark, options: CountOptions, order_file: str, edges: list[int]) -> None:
+        from freqgap.counting.order_file import read_order_file
+
+        super().__init__(spark, options)
+        self.order_file = os.path.abspath(order_file)
+        self.edges = check_edges(edges, "bucket edges")
+        self.table = read_order_file(self.order_file)
+        self.left_out = 0
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "input_kind": "training_order_file",
+                "bucket_edges": self.edges, "order_file": self.order_file}
+
+    def plan(self):
+        from freqgap.counting.order_file import plan_file_splits
+
+        splits, corpus, self.left_out = plan_file_splits(self.order_file, self.table, self.edges, 1)
+        files = [InputFile(0, self.order_file, os.path.getsize(self.order_file),
+                           int(os.stat(self.order_file).st_mtime))]
+        files += [InputFile(i + 1, f.path, f.size, f.mtime)
+                  for i, f in enumerate(list_inputs(corpus))]
+        by_path = {f.path: f.index for f in files}
+        splits = [dataclass_replace(s, index=by_path.get(s.path, s.index)) for s in splits]
+        parallel = max(1, self.spark.sparkContext.defaultParallelism)
+        per_job = self.opts.files_per_job or 16 * parallel
+        return files, [splits[i:i + per_job] for i in range(0, len(splits), per_job)]
+
+    def _partial_frame(self, group, paths: dict[int, str]):
+        from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+        from freqgap.counting.order_file import FileSplit, count_file_splits
+
+        rules, edges = self.rules, list(self.edges)
+
+        def count(batches):
+            for batch in batches:
+                yield from count_file_splits([FileSplit(**r) for r in batch.to_pylist()], rules, edges)
+
+        split_t = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
+                              StructField("order_file", StringType()), StructField("lo", LongType()),
+                              StructField("hi", LongType()), StructField("size", LongType())])
+        rows = [(s.index, s.path, s.order_file, s.lo, s.hi, s.size) for s in group]
+        frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(rows, len(rows)), split_t)
+        return frame.mapInArrow(count, _partial_type())
+
+    def manifest_extra(self) -> dict[str, Any]:
+        return {"order": {"rows": len(self.table), "rows_after_last_edge": self.left_out,
+                          "last_edge": self.edges[-1]}}

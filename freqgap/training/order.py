@@ -9,8 +9,10 @@ included), as Pythia's `stepN` revisions: checkpoint N has seen steps 0..N-1.
                        (freqgap/counting/indexed.py); sequence i was trained on at step
                        i // seqs_per_step
     pieces.parquet     where each sequence's tokens came from: sequence, step, corpus file,
-                       line, and the document's token range [token_start, token_end)
-                       (token len(document) is its end-of-text token)
+                       line, the document's token range [token_start, token_end) (token
+                       len(document) is its end-of-text token) and the same as a range of
+                       the text's characters [char_start, char_end) (EOS excluded): an
+                       order file that `freqgap count --order-file` counts from the corpus
     order.json         seqs_per_step, seq_len, steps, the EOD token, the checkpoints
 """
 
@@ -60,11 +62,13 @@ def write_data_order(directory: Path, batches: list[np.ndarray], sampler, docume
     pieces = np.asarray(sampler.pieces, dtype=np.int64).reshape(-1, 4)
     pieces = pieces[pieces[:, 0] < rows.shape[0]]       # drop pieces of unused sequences
     doc = pieces[:, 1]
+    char_start, char_end = _char_ranges(pieces, documents, tokenizer)
     table = pa.table({
         "sequence": pieces[:, 0], "step": pieces[:, 0] // settings.batch_size,
         "file": pa.array([documents[d][0] for d in doc.tolist()], pa.string()),
         "line": pa.array([documents[d][1] for d in doc.tolist()], pa.int64()),
-        "token_start": pieces[:, 2], "token_end": pieces[:, 3]})
+        "token_start": pieces[:, 2], "token_end": pieces[:, 3],
+        "char_start": char_start, "char_end": char_end})
     pq.write_table(table, out / "pieces.parquet")
     info = {"format": "megatron-mmap", "prefix": PREFIX, "seqs_per_step": settings.batch_size,
             "seq_len": settings.seq_len, "steps": settings.steps, "sequences": int(rows.shape[0]),
@@ -73,6 +77,23 @@ def write_data_order(directory: Path, batches: list[np.ndarray], sampler, docume
             "checkpoints": [int(c) for c in settings.checkpoints]}
     (out / ORDER_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return info
+
+
+def _char_ranges(pieces: np.ndarray, documents, tokenizer) -> tuple[np.ndarray, np.ndarray]:
+    """Each piece's token range as a character range of its document's text (the EOS token
+    adds no characters), from the tokenizer's offsets."""
+    backend = tokenizer.backend_tokenizer
+    starts = np.zeros(len(pieces), np.int64)
+    ends = np.zeros(len(pieces), np.int64)
+    offsets: dict[int, list[tuple[int, int]]] = {}
+    for i, (_, d, a, b) in enumerate(pieces.tolist()):
+        if d not in offsets:
+            offsets[d] = backend.encode(documents[d][2], add_special_tokens=False).offsets
+        off, n = offsets[d], len(documents[d][2])
+        b = min(b, len(off))
+        starts[i] = off[a][0] if a < len(off) else n
+        ends[i] = off[b - 1][1] if b > a else starts[i]
+    return starts, ends
 
 
 def read_order(model_dir: str | Path) -> dict[str, Any]:

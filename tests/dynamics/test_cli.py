@@ -21,6 +21,8 @@ def invoke(argv):
     (["count", "--training-order", "--order-of", "m", "--out", "o"], "give one of them"),
     (["count", "--order-of", "nowhere", "--out", "o"], "data_order/order.json: not found"),
     (["count", "--bucket-edges", "4,x", "--out", "o"], "an integer >= 0 expected"),
+    (["count", "--order-file", "o.parquet", "--training-order", "--out", "o"], "give one of them"),
+    (["count", "--order-file", "o.parquet", "--tokenizer", "t", "--out", "o"], "does not apply to --order-file"),
     (["dynamics", "gaps", "--counts", "c", "--instances", "i", "--predictions", "p",
       "--summary", "mult-1-2"], "TASK:FREQ_DEF:K expected"),
 ])
