@@ -154,7 +154,8 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
     `revision_label` (default: the revision loaded; `local` for a directory). A finished
     directory with the same fingerprint is returned as it is; one with other settings, or
     unfinished chunks of other settings, is refused unless `force` (then discarded).
-    `batch_size`, `device`, `dtype` apply when `model` is a name. Returns the manifest.
+    `revision`, `batch_size`, `device`, `dtype` apply when `model` is a name. Returns the
+    manifest.
     """
     started = now_iso()
     _validate(chunk_size, max_new_tokens, batch_size)
@@ -162,9 +163,9 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
     if isinstance(model, str):
         resolve_model(model, revision)               # a bad name fails before any directory
         label = label or model_label(model)
-    elif batch_size is not None or device is not None or dtype is not None:
-        raise UsageError("batch size, device and dtype are set when an LM is built, not "
-                         "when a loaded LM is passed to predict")
+    elif any(v is not None for v in (revision, batch_size, device, dtype)):
+        raise UsageError("revision, batch size, device and dtype are set when an LM is built, "
+                         "not when a loaded LM is passed to predict")
     else:
         label = label or model_label(model.name)
     model_dir = Path(out_dir)

@@ -169,6 +169,8 @@ def test_failed_runs_leave_no_directory(tmp_path, instances_dir):
         predict(instances_dir, out, "no-such-model")
     with pytest.raises(UsageError, match="--chunk-size 0"):
         predict(instances_dir, out, FakeLM(), chunk_size=0)
+    with pytest.raises(UsageError, match="set when an LM is built"):
+        predict(instances_dir, out, FakeLM(), revision="step1")
     (tmp_path / "empty_model").mkdir()
     with pytest.raises(ModelError, match="no config.json"):
         predict(instances_dir, out, str(tmp_path / "empty_model"))
