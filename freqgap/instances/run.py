@@ -20,7 +20,7 @@ from freqgap.instances.build import (PROMPT_SCHEMA, instances_table, make_instan
                                      prompt_rows, terms_table)
 from freqgap.instances.operands import select_x1
 from freqgap.instances.tasks import CONF_NAME, Grid, load_tasks
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, now_iso,
                               read_manifest, write_manifest)
 from freqgap.progress import Progress
 
@@ -88,7 +88,9 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
                        "zero_shot_first_seed_only": grid.zero_shot_first_seed_only},
               "tasks_conf": conf, "x1": selected,
               "counts": {"dir": str(counts_dir), "config": counts_manifest.get("config", {})}}
-    inputs = describe_local_inputs([counts_dir / MANIFEST_NAME])
+    # The counts by their fingerprint, not size/mtime: rewriting identical counts leaves
+    # these instances (and the predictions made from them) valid.
+    inputs = [{"path": str(counts_dir / MANIFEST_NAME), "fingerprint": counts_manifest["fingerprint"]}]
     # The exact counts these instances were made from (freqgap/contract.py): gaps refuses
     # any other counts unless told.
     manifest = build_manifest("instances", config, inputs, totals, started,

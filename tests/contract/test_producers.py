@@ -88,3 +88,20 @@ def test_an_identical_recount_keeps_the_fingerprint(chain, spark, tmp_path):
     assert again["fingerprint"] == first["fingerprint"]
     other = read_manifest(chain.other_counts)
     assert other["config"] == first["config"] and other["fingerprint"] != first["fingerprint"]
+
+
+def test_instances_rebuilt_from_rewritten_identical_counts_keep_their_fingerprint(chain, tmp_path):
+    """The instances name their counts by fingerprint (not mtime): touching or rewriting the
+    same counts and rebuilding the instances leaves the predictions made from them valid."""
+    import os
+
+    from freqgap.config import load_conf
+    from freqgap.instances import build_instances_dir, resolve_grid
+    from freqgap.manifest import MANIFEST_NAME
+    from tests.contract.chain import TASKS
+
+    os.utime(chain.counts / MANIFEST_NAME, (1, 1))
+    conf = load_conf("tasks")
+    grid = resolve_grid(conf, "paper", tasks=TASKS, ks=[0, 2], seeds=[0], max_test_items=30)
+    again = build_instances_dir(chain.counts, tmp_path / "inst", grid, conf, progress_interval=60)
+    assert again["fingerprint"] == read_manifest(chain.instances)["fingerprint"]
