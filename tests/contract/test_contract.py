@@ -204,3 +204,10 @@ def test_contract_imports_no_heavy_library():
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, cwd=REPO).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("directory,stage", [("data/sample", "generate_corpus"),
+                                             ("models/demo", "train_lm")])
+def test_the_committed_manifests_pass_their_checks(directory, stage):
+    m = read_manifest(REPO / directory, stage=stage)
+    assert m["fingerprint"] == fingerprint(m)
