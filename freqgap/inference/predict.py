@@ -26,7 +26,7 @@ from freqgap.inference.fingerprint import (FINGERPRINT_NAME, digest, fingerprint
                                            write_fingerprint)
 from freqgap.inference.hf import HFCausalLM
 from freqgap.inference.lm import LM, NEWLINE, GenerateRequest, StopRule, get_lm
-from freqgap.inference.lock import LOCK_NAME, DirLock
+from freqgap.inference.lock import LOCK_NAME, DirectoryBusyError, DirLock
 from freqgap.inference.models import ModelError, resolve_model
 from freqgap.inference.parse import score
 from freqgap.inference.prompts import (PromptsError, read_prompts, read_prompts_path,
@@ -171,10 +171,16 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
     model_dir = Path(out_dir)
     target = shard_dir(model_dir, shard) if shard else model_dir
     created = _created_dirs(target)
-    target.mkdir(parents=True, exist_ok=True)
     lock = DirLock(target)
     try:
+        target.mkdir(parents=True, exist_ok=True)
         lock.acquire()
+    except DirectoryBusyError:
+        raise                  # the other run's directory and lock: leave them alone
+    except OSError as exc:
+        _cleanup_failed(target, created)
+        raise UsageError(f"{target}: cannot create or write the output directory "
+                         f"({exc.strerror or exc}); choose another --out") from None
     except BaseException:
         _cleanup_failed(target, created)
         raise

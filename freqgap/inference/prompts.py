@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from freqgap.contract import DATASETS, arrow_type
 from freqgap.errors import FreqgapError
 
 REQUIRED_COLUMNS = ("task", "k", "seed", "instance_id", "prefix", "prompt", "answer")
@@ -42,7 +43,18 @@ def read_prompts(path: str | Path, columns: list[str] | None = None) -> pa.Table
     if missing:
         raise PromptsError(f"{path}: missing column(s) {', '.join(missing)}; expected "
                            f"{', '.join(REQUIRED_COLUMNS)} (docs/DATA.md, instances/)")
-    return pq.read_table(path, columns=columns or list(REQUIRED_COLUMNS))
+    schema = pq.read_schema(path)
+    spec = DATASETS["prompts"]
+    wrong = [f"{c} is {schema.field(c).type}, expected {spec.column(c).type}"
+             for c in REQUIRED_COLUMNS if schema.field(c).type != arrow_type(spec.column(c).type)]
+    if wrong:
+        raise PromptsError(f"{path}: column {'; '.join(wrong)} (docs/DATA.md, prompts); "
+                           "rebuild it with `freqgap instances`")
+    table = pq.read_table(path, columns=columns or list(REQUIRED_COLUMNS))
+    if table.num_rows == 0:
+        raise PromptsError(f"{path}: no prompts (0 rows); rebuild it with `freqgap instances` "
+                           "(a grid or --limit that leaves no test items?)")
+    return table
 
 
 def summarize(table: pa.Table) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from freqgap.inference.lm import PARAGRAPH, StopRule, get_lm
 from freqgap.inference.lock import DirectoryBusyError, DirLock
 from freqgap.inference.models import ModelError
 from freqgap.inference.predict import load_prompts, predict
+from freqgap.inference.prompts import PromptsError
 from freqgap.inference.writer import part_files
 from freqgap.manifest import read_manifest
 from freqgap.paths import REPO_ROOT
@@ -181,6 +182,32 @@ def test_failed_runs_leave_no_directory(tmp_path, instances_dir):
     with pytest.raises(ModelError):
         predict(instances_dir, keep / "m", str(tmp_path / "empty_model"))
     assert sorted(p.name for p in keep.iterdir()) == ["notes.txt"]
+
+
+def test_busy_directory_keeps_the_holders_lock(tmp_path, instances_dir):
+    out = tmp_path / "busy"
+    out.mkdir()
+    with DirLock(out) as held:
+        with pytest.raises(DirectoryBusyError):
+            predict(instances_dir, out, FakeLM())
+        assert (out / ".lock").exists()
+        assert os.fstat(held.fd).st_ino == (out / ".lock").stat().st_ino
+
+
+def test_bad_inputs_and_outputs(tmp_path, instances_dir):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="cannot create or write the output directory"):
+        predict(instances_dir, tmp_path / "file" / "out", FakeLM())
+    t = load_prompts(instances_dir).table
+    pq.write_table(t.slice(0, 0), tmp_path / "empty.parquet")
+    with pytest.raises(PromptsError, match=r"no prompts \(0 rows\)"):
+        predict(tmp_path / "empty.parquet", tmp_path / "o", FakeLM())
+    pq.write_table(t.set_column(t.schema.get_field_index("k"), "k",
+                                pa.array([str(v) for v in t.column("k").to_pylist()])),
+                   tmp_path / "str_k.parquet")
+    with pytest.raises(PromptsError, match="column k is string, expected int64"):
+        predict(tmp_path / "str_k.parquet", tmp_path / "o", FakeLM())
+    assert not (tmp_path / "o").exists()
 
 
 def test_lock_is_exclusive_and_released(tmp_path):
