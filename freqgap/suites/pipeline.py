@@ -232,11 +232,19 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
     if overlong is not None:
         conf = {**conf, "overlong": overlong}
     out = Path(out)
+    existed = out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with DirLock(out):       # one run per output directory
-        return _run_locked(benchmark, data, models, out, original, revision, device, dtype,
-                           batch_size, limit, force, conf, loader, counts, boot_reps,
-                           task2_data, task2_original, sample, seed)
+    try:
+        with DirLock(out):       # one run per output directory
+            return _run_locked(benchmark, data, models, out, original, revision, device,
+                               dtype, batch_size, limit, force, conf, loader, counts,
+                               boot_reps, task2_data, task2_original, sample, seed)
+    finally:
+        if not existed:          # a run refused before writing leaves no empty --out behind
+            try:
+                out.rmdir()
+            except OSError:
+                pass             # not empty: the run wrote something
 
 
 def _run_locked(benchmark, data, models, out, original, revision, device, dtype, batch_size,

@@ -157,7 +157,7 @@ def test_job_reports_bad_file(tmp_path, capsys):
                "--out", str(tmp_path / "o")])
     assert rc == 2
     assert "neqa_bad.jsonl:2: missing field 'answer'" in capsys.readouterr().err
-    assert not (tmp_path / "o" / "instances" / "_manifest.json").exists()
+    assert not (tmp_path / "o").exists()     # refused before writing: no empty --out left
 
 
 def test_frequency_gaps_over_reference_counts(tiny_model_dir, tmp_path):
