@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.errors import InputMismatchError, UsageError
-from freqgap.inference.fingerprint import differences, digest
+from freqgap.inference.fingerprint import FINGERPRINT_NAME, differences, digest
+from freqgap.inference.lock import DirLock
 from freqgap.inference.prompts import read_prompts, read_prompts_path, summarize
 from freqgap.inference.writer import KEY, PredictionsError, part_files, read_keys
 from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
@@ -77,10 +78,20 @@ def check_complete(keys: list[tuple], expected: set[tuple], where: str) -> None:
 
 
 def merge_shards(model_dir: str | Path, prompts_path: str | Path) -> dict[str, Any]:
-    """Merge `model_dir/_shards/*-of-N` into `model_dir`, checking nothing is missing or doubled."""
-
-    started = now_iso()
+    """Merge `model_dir/_shards/*-of-N` into `model_dir`, checking nothing is missing or
+    doubled; one merge (or run) at a time per directory."""
     model_dir = Path(model_dir)
+    if (model_dir / MANIFEST_NAME).exists():
+        return read_manifest(model_dir, stage="predictions")     # merged before
+    if not (model_dir / SHARDS_DIR).is_dir():
+        raise PredictionsError(f"{model_dir}: no shard directories under {SHARDS_DIR}/ (run "
+                               "the shards with --shard i/N first)")
+    with DirLock(model_dir):
+        return _merge(model_dir, prompts_path)
+
+
+def _merge(model_dir: Path, prompts_path: str | Path) -> dict[str, Any]:
+    started = now_iso()
     dirs = sorted((model_dir / SHARDS_DIR).glob("*-of-*"))
     if not dirs:
         raise PredictionsError(f"{model_dir}: no shard directories under {SHARDS_DIR}/")
@@ -95,8 +106,11 @@ def merge_shards(model_dir: str | Path, prompts_path: str | Path) -> dict[str, A
         raise PredictionsError(
             f"{model_dir}: cannot merge {n} shards: missing shard(s) {absent or 'none'}, "
             f"unfinished shard(s) {unfinished or 'none'} (rerun them with --shard i/{n})")
-    if part_files(model_dir):
-        raise PredictionsError(f"{model_dir}: already holds merged or unsharded predictions")
+    if part_files(model_dir) and (model_dir / FINGERPRINT_NAME).exists():
+        raise PredictionsError(f"{model_dir}: also holds unsharded predictions in progress; "
+                               "merge into another directory or remove them")
+    for f in part_files(model_dir):
+        f.unlink()          # the output of a merge killed before its manifest: redone
     files = [f for d in dirs for f in part_files(d)]
     keys, models = read_keys(files)
     if len(models) != 1:

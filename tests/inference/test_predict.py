@@ -110,10 +110,13 @@ def test_shards_merge_to_the_unsharded_result(reference, tmp_path, lms, instance
         predict(instances_dir, out, lms["gpt_neox"], label="neox", shard=(i, 3))
     sizes = [read_manifest(shard_dir(out, (i, 3)))["totals"]["rows"] for i in range(3)]
     assert all(s > 0 for s in sizes)
+    # A merge killed after writing its part file but before the manifest is redone.
+    (out / "part-00000.parquet").write_bytes(b"half a merge")
     manifest = merge_shards(out, instances_dir)
     assert manifest["totals"]["rows"] == sum(sizes)
     assert _read(out) == _read(reference)
-    assert not (out / "_shards").exists()
+    assert not (out / "_shards").exists() and not (out / ".lock").exists()
+    assert merge_shards(out, instances_dir) == manifest          # merged before: unchanged
 
 
 def test_merge_detects_missing_shard_and_rows(tmp_path, lms, instances_dir):
