@@ -1,12 +1,12 @@
-"""Continuation and next-token log-probabilities against a direct forward pass; batching."""
+"""The model-interface calls the suites make, against a direct forward pass: continuation
+log-probs (quantifiers), next-token log-probs and top-k (NeQA, TINaD); batched = alone."""
 
 import math
 
 import pytest
 import torch
 
-from freqgap.inference.logprobs import (continuation_logprobs, first_token_id,
-                                        next_token_logprobs)
+from freqgap.inference.lm import LoglikelihoodRequest
 
 CTX = ["Most farmers grow", "Few farmers grow", "Is the following statement True or False? "
        "A puppy is commonly a young dog.", "Q: What is 12 times 7?\nA:", ""]
@@ -20,47 +20,45 @@ def direct(model, tok, context, continuation):
     ids = torch.tensor([c + k])
     with torch.no_grad():
         logp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
-    return [logp[len(c) - 1 + j, t].item() for j, t in enumerate(k)], k
+    return [logp[len(c) - 1 + j, t].item() for j, t in enumerate(k)], k, logp[len(c) - 1]
 
 
-def test_surprisal_sums_match_direct_computation(tiny):
+def test_loglikelihood_matches_direct_computation(tiny_lm, tiny):
     model, tok = tiny
-    scores = continuation_logprobs(model, tok, CTX, CONT, batch_size=8)
+    scores = tiny_lm.loglikelihood([LoglikelihoodRequest(c, k) for c, k in zip(CTX, CONT)])
     for s, c, k in zip(scores, CTX, CONT):
-        per_token, ids = direct(model, tok, c, k)
+        per_token, ids, _ = direct(model, tok, c, k)
         assert list(s.token_ids) == ids
         assert s.token_logprobs == pytest.approx(per_token, abs=1e-4)
-        assert s.total == pytest.approx(sum(per_token), abs=1e-4)
-        assert s.mean == pytest.approx(sum(per_token) / len(ids), abs=1e-4)
         assert s.surprisal_bits("sum") == pytest.approx(-sum(per_token) / math.log(2), abs=1e-4)
+        assert s.surprisal_bits("mean") == pytest.approx(-sum(per_token) / len(ids) / math.log(2),
+                                                         abs=1e-4)
     assert any(len(s.token_ids) > 1 for s in scores)  # multi-subword words are exercised
 
 
-def test_batched_equals_unbatched(tiny):
+def test_batched_equals_alone(tiny_lm):
+    reqs = [LoglikelihoodRequest(c, k) for c, k in zip(CTX, CONT)]
+    batched = tiny_lm.loglikelihood(reqs)
+    for s, r in zip(batched, reqs):
+        assert s.token_logprobs == pytest.approx(tiny_lm.loglikelihood([r])[0].token_logprobs,
+                                                 abs=1e-5)
+    ids = [tiny_lm.encode(" True")[0], tiny_lm.encode(" False")[0]]
+    nt = tiny_lm.next_token_logprobs(CTX, ids, top_k=50)
+    for row, c in zip(nt, CTX):
+        alone = tiny_lm.next_token_logprobs([c], ids, top_k=50)[0]
+        assert row.candidates == pytest.approx(alone.candidates, abs=1e-5)
+        assert [t.id for t in row.top] == [t.id for t in alone.top]
+
+
+def test_next_token_and_top_k_match_direct_computation(tiny_lm, tiny):
     model, tok = tiny
-    batched = continuation_logprobs(model, tok, CTX, CONT, batch_size=5)
-    for s, c, k in zip(batched, CTX, CONT):
-        alone = continuation_logprobs(model, tok, [c], [k], batch_size=1)[0]
-        assert s.token_logprobs == pytest.approx(alone.token_logprobs, abs=1e-5)
-    nt = next_token_logprobs(model, tok, CTX, batch_size=3)
-    nt1 = torch.cat([next_token_logprobs(model, tok, [c], batch_size=1) for c in CTX])
-    assert torch.allclose(nt, nt1, atol=1e-5)
-    assert torch.allclose(nt.exp().sum(-1), torch.ones(len(CTX)), atol=1e-4)
-
-
-def test_next_token_selection_agrees_with_continuation(tiny):
-    model, tok = tiny
-    tid = first_token_id(tok, " True")
-    sel = next_token_logprobs(model, tok, CTX[:3], token_ids=[tid], batch_size=2)
-    one = continuation_logprobs(model, tok, CTX[:3], [tok.decode([tid])] * 3)
-    assert sel.shape == (3, 1)
-    for row, s in zip(sel[:, 0].tolist(), one):
-        assert s.token_ids == (tid,) and row == pytest.approx(s.total, abs=1e-5)
-
-
-def test_bad_inputs(tiny):
-    model, tok = tiny
-    with pytest.raises(ValueError, match="contexts for"):
-        continuation_logprobs(model, tok, ["a"], ["b", "c"])
-    with pytest.raises(ValueError, match="encodes to no tokens"):
-        continuation_logprobs(model, tok, ["a"], [""])
+    ids = [tiny_lm.encode(" A")[0], tiny_lm.encode(" B")[0]]
+    rows = tiny_lm.next_token_logprobs(CTX[:4], ids, top_k=50)
+    for row, c in zip(rows, CTX[:4]):
+        _, _, logp = direct(model, tok, c, " A")
+        lp = logp.tolist()
+        assert row.candidates == pytest.approx([lp[i] for i in ids], abs=1e-4)
+        want = sorted(range(len(lp)), key=lambda i: (-lp[i], i))[:50]
+        got = [t.id for t in row.top]
+        assert len(got) == 50 and set(got[:45]) <= set(want)   # order equal up to float noise
+        assert math.fsum(math.exp(v) for v in lp) == pytest.approx(1.0, abs=1e-4)
