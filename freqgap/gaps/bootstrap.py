@@ -27,7 +27,7 @@ import pyarrow as pa
 GROUP = ["model", "revision", "task", "k", "freq_def"]
 INTERVAL_KINDS = ("keys", "seeds+keys")
 # Rows of resampled keys handed to DuckDB at once (bounds memory to ~ 50 bytes x this).
-_BATCH_ROWS = 3_000_000
+_BATCH_ROWS = 1_000_000
 
 
 def group_seed(seed: int, group: tuple) -> list[int]:
@@ -67,9 +67,11 @@ def seed_key_resamples(correct: np.ndarray, rows: np.ndarray, reps: int,
     n_alive = alive.sum(axis=1)
     acc = np.where(alive, numer / np.maximum(denom, 1), 0.0)
     # The alive keys of each resample first (in rank order), then draw among the first n_alive.
-    order = np.argsort(~alive, axis=1, kind="stable")
     u = rng.random((reps, n))
     j = np.minimum((u * n_alive[:, None]).astype(np.int64), np.maximum(n_alive - 1, 0)[:, None])
+    if alive.all():                         # the usual case: every key has rows in every seed
+        return _counts(j, None, n), acc
+    order = np.argsort(~alive, axis=1, kind="stable")
     idx = np.take_along_axis(order, j, axis=1)
     valid = np.arange(n)[None, :] < n_alive[:, None]
     return _counts(idx, valid, n), acc
