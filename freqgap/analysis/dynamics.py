@@ -52,9 +52,10 @@ def plot_over_steps(gaps, out: Path, labels: dict[str, str] | None = None) -> Pa
         ax.legend(fontsize=7)
     ax_d.axhline(0, color="black", lw=0.8)
     ax_acc.set_ylabel("accuracy (%)")
-    ax_d.set_ylabel("Δ (accuracy points, top − bottom 10 % by ω as of the step)")
+    ax_d.set_ylabel("Δ (accuracy points)")
     ax_acc.set_title("accuracy over training")
-    ax_d.set_title("performance gap over training (95 % interval)")
+    ax_d.set_title("Δ: top − bottom 10 % of keys by ω as of the step\n(band: 95 % interval)",
+                   fontsize=10)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
@@ -97,7 +98,7 @@ def plot_exposures(per_key, out: Path, labels: dict[str, str] | None = None,
 
     labels = labels or {}
     bins = exposure_bins(per_key, freq_def)
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(6, 3.8))
     for (task, k), b in bins.groupby(["task", "k"], sort=True):
         x = np.where(b["omega_mid"] > 0, b["omega_mid"], 0.5)
         ax.errorbar(x, 100 * b["accuracy"], yerr=196 * b["se"], marker="o", capsize=3,
@@ -105,7 +106,7 @@ def plot_exposures(per_key, out: Path, labels: dict[str, str] | None = None,
     ax.set_xscale("log")
     ax.set_xlabel(f"exposures so far: ω{{{freq_def}}} as of the checkpoint (0 shown at 0.5)")
     ax.set_ylabel("accuracy (%), ±1.96 SE")
-    ax.set_title("how many exposures does a key need? (all checkpoints pooled)")
+    ax.set_title("accuracy by exposures so far (all checkpoints pooled)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
