@@ -77,6 +77,10 @@ def write_report(runs: list[dict[str, Any]], out: Path, task: str, ks: Sequence[
     fig.savefig(out / "accuracy_by_rank.png", dpi=120)
     plt.close(fig)
 
+    kinds = {str(v) for run in runs if "ci_kind" in run["gaps"]
+             for v in run["gaps"]["ci_kind"].dropna()}
+    kind = {"seeds+keys": "the seeds (draws of the shots), then the keys",
+            "keys": "the keys"}.get(next(iter(kinds), "keys"), "the keys")
     lines = [
         f"# make simulate: frequency as an intervention ({task}, k={', '.join(map(str, ks))})",
         "",
@@ -84,7 +88,8 @@ def write_report(runs: list[dict[str, Any]], out: Path, task: str, ks: Sequence[
         "corpora that hold the same documents and differ only in how often each operand 0–99",
         "appears (Zipf law vs. every operand equally often). Each went through the project's",
         "chain: Spark count of its own corpus, SPEC §3 instances, greedy few-shot inference, DuckDB",
-        "gaps (SPEC §5: rank binning, top vs bottom 10 % of keys, bootstrap 95 % interval over keys).",
+        "gaps (SPEC §5: rank binning, top vs bottom 10 % of keys, bootstrap 95 % interval "
+        f"resampling {kind}).",
         "",
         "| corpus | freq. def. | k | accuracy | top 10 % | bottom 10 % | Δ | 95 % interval | keys | Spearman ρ |",
         "|---|---|---|---|---|---|---|---|---|---|",
