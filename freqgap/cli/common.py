@@ -47,7 +47,7 @@ def _typed(name: str, convert: Callable[[str], Any], ok: Callable[[Any], bool], 
     def parse(text: str):
         try:
             value = convert(text)
-        except ValueError:
+        except ValueError:      # int()/float() of the text only: not a number
             raise argparse.ArgumentTypeError(f"{what} expected, not {text!r}") from None
         if not ok(value):
             raise argparse.ArgumentTypeError(f"{what} expected, not {text!r}")

@@ -114,6 +114,9 @@ CASES = [
     ("freqgap demo", ["demo", "--corpus", "missing-corpus"], "missing-corpus"),
     ("freqgap demo", ["demo", "--progress-interval", "0"], "--progress-interval"),
     ("freqgap demo", ["demo", "--grid", "nope"], "--grid"),
+    ("freqgap dynamics demo", ["dynamics", "demo", "--steps", "0"], "--steps"),
+    ("freqgap dynamics demo", ["dynamics", "demo", "--boot-reps", "-1"], "--boot-reps"),
+    ("freqgap dynamics", ["dynamics"], "ACTION"),
 ]
 
 
@@ -158,7 +161,7 @@ def test_conf_dir_replaces_one_file(files, capsys, monkeypatch):
     from freqgap.config import load_conf
     from freqgap.paths import CONF_ENV
 
-    monkeypatch.delenv(CONF_ENV, raising=False)
+    monkeypatch.setenv(CONF_ENV, "")      # main() sets it; monkeypatch removes it afterwards
     over = files / "myconf"
     over.mkdir()
     terms = load_conf("terms")
@@ -189,3 +192,23 @@ def test_spark_error_is_one_line_without_spark_log(tmp_path):
     # before it only the job's own progress lines: nothing of Spark's log or a Java stack
     assert all(line.startswith("[count_terms] ") for line in lines[:-1]), out.stderr
     assert not (tmp_path / "o" / "_manifest.json").exists()
+
+
+def test_no_numeric_option_escapes_validation():
+    """The sweep: every numeric flag of every subcommand has a range-checking type (from
+    freqgap.cli.common) or a fixed set of choices; a bare int/float would accept 0 or -1."""
+    import argparse
+
+    from freqgap.cli import build_parser
+
+    def walk(parser, words=()):
+        yield words, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, words + (name,))
+
+    bare = [f"{' '.join(words)} {'/'.join(a.option_strings)}"
+            for words, p in walk(build_parser(all_commands=True)) for a in p._actions
+            if a.type in (int, float) and not a.choices]
+    assert bare == []
