@@ -45,9 +45,9 @@ CREATE OR REPLACE MACRO bin_members(samples) AS TABLE
 WITH s AS (
     SELECT sample_id, omega, accuracy::DOUBLE AS accuracy, first_pos, last_pos, n_drawn,
            (n_drawn * getvariable('bin_percent') + 99) // 100 AS m,
-           (n_drawn - 1) * (1 * (1.0 / (100 // getvariable('bin_percent')))) AS h_low,
+           (n_drawn - 1) * (1 * (1::DOUBLE / (100 // getvariable('bin_percent')))) AS h_low,
            (n_drawn - 1) * ((100 // getvariable('bin_percent') - 1)
-                            * (1.0 / (100 // getvariable('bin_percent')))) AS h_high
+                            * (1::DOUBLE / (100 // getvariable('bin_percent')))) AS h_high
     FROM query_table(samples)
 ),
 idx AS (

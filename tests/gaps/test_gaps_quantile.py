@@ -31,7 +31,7 @@ def original(frequencies: np.ndarray, is_correct: np.ndarray, q_num: int = 10):
         warnings.simplefilter("ignore")                 # np.mean of an empty interior bin
         for bin_id in range(frequency_bins.min(), frequency_bins.max() + 1):
             accuracies[bin_id - 1] = np.mean(is_correct[frequency_bins == bin_id])
-    silent_zero = frequency_bins.min() > 1 or frequency_bins.max() < q_num
+    silent_zero = bool(frequency_bins.min() > 1 or frequency_bins.max() < q_num)
     return accuracies[-1] - accuracies[0], frequency_bins, silent_zero
 
 
@@ -46,11 +46,13 @@ def _world(tmp_path, omega: list[int], seed: int = 0):
     return world, correct.mean(axis=1)
 
 
-def _check(tmp_path, omega: list[int], seed: int = 0) -> str:
+def _check(tmp_path, omega: list[int], seed: int = 0, bin_percent: int = 10) -> str:
     """Run freqgap and the original on one fixture; 'equal' or 'stopped' (as it must)."""
     world, acc = _world(tmp_path, omega, seed)
-    want, bins, silent_zero = original(np.asarray(omega, dtype=float), acc)
-    opts = options_for(world, tmp_path / "r", binning="quantile", min_seen_keys=2, boot_reps=0)
+    q = 100 // bin_percent
+    want, bins, silent_zero = original(np.asarray(omega, dtype=float), acc, q_num=q)
+    opts = options_for(world, tmp_path / "r", binning="quantile", min_seen_keys=2, boot_reps=0,
+                       bin_percent=bin_percent)
     if silent_zero:
         with pytest.raises(FreqgapError, match=r"^gaps: group m/main/mult/k=2/1 .*bottom bin empty"):
             run_gaps(opts)
@@ -58,7 +60,7 @@ def _check(tmp_path, omega: list[int], seed: int = 0) -> str:
         return "stopped"
     r = run_gaps(opts).gaps
     r = r[r["freq_def"] == "1"].iloc[0]
-    assert r["n_bottom"] == (bins == 1).sum() and r["n_top"] == (bins == 10).sum()
+    assert r["n_bottom"] == (bins == 1).sum() and r["n_top"] == (bins == q).sum()
     assert r["delta"] == pytest.approx(want, abs=1e-12)
     return "equal"
 
@@ -99,6 +101,13 @@ def test_random_omega_with_many_ties(tmp_path, seed):
     n = int(rng.integers(20, 60))
     omega = list(rng.integers(1, int(rng.integers(3, 40)), size=n))
     _check(tmp_path, omega, seed)
+
+
+@pytest.mark.parametrize("bin_percent", [20, 25])
+def test_other_numbers_of_bins(tmp_path, bin_percent):
+    rng = np.random.default_rng(bin_percent)
+    omega = list(rng.integers(1, 30, size=int(rng.integers(20, 50))))
+    _check(tmp_path, omega, bin_percent=bin_percent)
 
 
 def test_resamples_with_repeated_keys_follow_the_same_rule(tmp_path):
