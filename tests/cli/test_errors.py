@@ -212,3 +212,17 @@ def test_no_numeric_option_escapes_validation():
             for words, p in walk(build_parser(all_commands=True)) for a in p._actions
             if a.type in (int, float) and not a.choices]
     assert bare == []
+
+
+def test_unwritable_output_is_refused_before_work(tmp_path, monkeypatch):
+    """(Root may write anywhere, so the permission check is exercised through os.access.)"""
+    import os
+
+    from freqgap.cli.common import writable_dir
+    from freqgap.errors import UsageError
+
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == tmp_path else real(p, mode))
+    with pytest.raises(UsageError, match="is not writable"):
+        writable_dir("--out", tmp_path / "new" / "dir")
+    assert writable_dir("--out", "s3a://bucket/counts") == Path("s3a://bucket/counts")

@@ -124,3 +124,17 @@ def test_make_help_lists_every_target():
     targets = _make_targets()
     assert len(targets) > 20
     assert sorted(targets - words) == [], "targets without a `## description` in make help"
+
+
+JOBS = {"count_terms": "count", "make_instances": "instances", "predict": "predict",
+        "gaps": "gaps", "import_lm_eval": "import-lm-eval", "eval_suite": "suite",
+        "generate_corpus": "corpus", "train_lm": "train", "simulate": "simulate"}
+
+
+def test_every_job_script_is_a_shim_of_its_subcommand():
+    assert sorted(p.stem for p in (REPO / "jobs").glob("*.py")) == sorted(JOBS)
+    for script, command in JOBS.items():
+        out = subprocess.run([sys.executable, str(REPO / "jobs" / f"{script}.py"), "--help"],
+                             capture_output=True, text=True, timeout=60, cwd=REPO.parent)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith(f"usage: freqgap {command} "), script
