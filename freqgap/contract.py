@@ -490,7 +490,9 @@ def markdown() -> str:
                   + (" Further columns are allowed." if d.open else ""), "",
                   "| column | type |", "|---|---|"]
         lines += [f"| `{c.name}` | {c.type} |" for c in d.columns]
-        lines += [f"| `{c.name}` (optional) | {c.type}: {c.doc} |" for c in d.optional]
+        place = f", written before `{d.optional_before}`" if d.optional_before else ""
+        lines += [f"| `{c.name}` (optional{place}; then part of the key) | {c.type}: {c.doc} |"
+                  for c in d.optional]
         lines.append("")
     lines += [
         "## The committed sample corpus",
