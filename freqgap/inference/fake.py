@@ -43,6 +43,7 @@ class FakeLM(LM):
         self.vocab = [EOS_TEXT] + list(CHARS)
         self._ids = {c: i for i, c in enumerate(self.vocab) if i}
         self.requests_seen = 0
+        self.prefix_hits = 0       # next-token contexts that started with the given prefix
         state = json.dumps({"seed": seed, "order": order, "answers": sorted(self.answers.items())})
         self._sha = hashlib.sha256(state.encode()).hexdigest()
 
@@ -126,11 +127,17 @@ class FakeLM(LM):
         return out
 
     def next_token_logprobs(self, contexts: Sequence[str], candidates: Sequence[int | str] = (),
-                            top_k: int | None = None) -> list[NextTokenLogprobs]:
+                            top_k: int | None = None, prefix: str = "") -> list[NextTokenLogprobs]:
+        """The prefix hint is checked and counted (`prefix_hits`): this model's distribution
+        depends on the last `order` characters only, so there is nothing to cache."""
         ids = self.candidate_ids(candidates)
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix is a string, not {type(prefix).__name__}")
         out = []
         for c in contexts:
             context, cut = self._fit(c)
+            if prefix and not cut and len(c) > len(prefix) and c.startswith(prefix):
+                self.prefix_hits += 1
             lp = self.logprobs(context)
             top = ()
             if top_k:

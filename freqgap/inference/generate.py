@@ -12,7 +12,6 @@ ids (freqgap.inference.batching).
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -20,10 +19,9 @@ from typing import Callable, Sequence
 import torch
 
 from freqgap.inference.batching import left_pad
-from freqgap.inference.kvcache import preallocated_cache, supports_preallocation
+from freqgap.inference.kvcache import (batch_cache, prefix_cache, preallocated_cache,
+                                       shared_prefix_ids, starts_with)
 from freqgap.inference.lm import NEWLINE, StopRule
-
-MAX_PREFIX_BACKOFF = 4   # tokens dropped from the cached prefix to match the full prompts
 
 
 @dataclass
@@ -139,11 +137,9 @@ class Generator:
             result[i] = toks
         return result
 
-    @torch.inference_mode()
     def prefix_cache(self, prefix_ids: Sequence[int]):
         """The key/value cache of the shared prefix, computed once."""
-        ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=self.device)
-        return self.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+        return prefix_cache(self.model, prefix_ids)
 
     def generate_with_prefix(self, prefix_ids: Sequence[int],
                              seqs: Sequence[Sequence[int]]) -> list[list[int]]:
@@ -159,12 +155,8 @@ class Generator:
 
             def run(chunk: list[int]) -> list[list[int]]:
                 batch = len(chunk)
-                if self.preallocate and supports_preallocation(cache):
-                    past = preallocated_cache(batch, n_prefix + suffix_len + self.max_new_tokens,
-                                              prefix=cache)
-                else:
-                    past = copy.deepcopy(cache)
-                    past.batch_repeat_interleave(batch)
+                past = batch_cache(cache, batch, n_prefix + suffix_len + self.max_new_tokens,
+                                   self.preallocate)
                 ids = torch.tensor([list(seqs[i][n_prefix:]) for i in chunk], dtype=torch.long,
                                    device=self.device)
                 mask = torch.ones((batch, n_prefix + suffix_len), dtype=torch.long,
@@ -177,24 +169,11 @@ class Generator:
         return result
 
     def shared_prefix(self, prefix_text: str, seqs: Sequence[Sequence[int]]) -> list[int]:
-        """Prefix tokens to cache: the prefix's tokens, less up to MAX_PREFIX_BACKOFF at its
-        end (BPE may merge its last whitespace with the question), such that they start as
-        many full prompts as possible. [] when nothing can be shared."""
+        """Prefix tokens to cache (kvcache.shared_prefix_ids: the prefix's tokens, backed off
+        past BPE merges with the question, starting as many full prompts as possible)."""
         if not prefix_text or not seqs:
             return []
-        ids = self.tokenize([prefix_text])[0]
-        best: list[int] = []
-        best_hits = 0
-        for drop in range(0, min(MAX_PREFIX_BACKOFF, len(ids)) + 1):
-            cand = ids[:len(ids) - drop]
-            if not cand:
-                break
-            hits = sum(1 for s in seqs if len(s) > len(cand) and list(s[:len(cand)]) == cand)
-            if hits > best_hits:
-                best, best_hits = cand, hits
-            if hits == len(seqs):
-                break
-        return best
+        return shared_prefix_ids(self.tokenize([prefix_text])[0], seqs)
 
     def generate_group(self, prefix_text: str, prompts: Sequence[str],
                        reuse: bool = True, stats: GroupStats | None = None) -> list[str]:
@@ -202,7 +181,7 @@ class Generator:
         seqs = self.tokenize(prompts)
         prefix = self.shared_prefix(prefix_text, seqs) if reuse else []
         n = len(prefix)
-        hit = [i for i, s in enumerate(seqs) if n and len(s) > n and list(s[:n]) == prefix]
+        hit = [i for i, s in enumerate(seqs) if starts_with(s, prefix)]
         hit_set = set(hit)
         miss = [i for i in range(len(seqs)) if i not in hit_set]
         tokens: list[list[int]] = [[] for _ in seqs]

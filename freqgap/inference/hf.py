@@ -146,7 +146,8 @@ class HFCausalLM(LM):
         self._generators: dict[tuple[StopRule, int], Any] = {}
         from freqgap.inference.generate import GroupStats
 
-        self.stats = GroupStats()
+        self.stats = GroupStats()           # generate_until's prefix reuse
+        self.scoring_stats = GroupStats()   # next_token_logprobs' prefix reuse
         self._torch = torch
 
     # ---------------------------------------------------------------- loading
@@ -312,12 +313,14 @@ class HFCausalLM(LM):
                                      batch_size=min(self.batch_size, 64))
 
     def next_token_logprobs(self, contexts: Sequence[str], candidates: Sequence[int | str] = (),
-                            top_k: int | None = None) -> list[NextTokenLogprobs]:
+                            top_k: int | None = None, prefix: str = "") -> list[NextTokenLogprobs]:
         from freqgap.inference.logprobs import next_token_scores
 
         ids = self.candidate_ids(candidates)
         rows = next_token_scores(self.model, self._tokenizer, list(contexts), ids, top_k,
-                                 batch_size=min(self.batch_size, 64))
+                                 batch_size=min(self.batch_size, 64),
+                                 prefix=prefix if self.reuse_prefix else "",
+                                 stats=self.scoring_stats)
         texts: dict[int, str] = {}
         out = []
         for picked, top, cut in rows:

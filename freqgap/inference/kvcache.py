@@ -1,13 +1,19 @@
-"""A key/value cache preallocated for prompt + new tokens, filled in place.
+"""Shared-prefix key/value caches: which prefix tokens to cache, computing the cache once,
+and copying it into a batch, preallocated for prompt + new tokens and filled in place.
 
-transformers' DynamicCache grows by concatenation: every generated token copies the whole
-cache. With a long shared prefix and short generations that copying dominates on the CPU.
-These layers allocate (batch, heads, capacity, head_dim) once, copy the shared prefix in
-(broadcast over the batch) and write each new token in place; the attention still sees
-exactly the filled keys and values, so results are unchanged.
+Used by greedy generation (freqgap.inference.generate) and next-token scoring
+(freqgap.inference.logprobs). transformers' DynamicCache grows by concatenation: every
+generated token copies the whole cache. With a long shared prefix and short generations
+that copying dominates on the CPU. These layers allocate (batch, heads, capacity,
+head_dim) once, copy the shared prefix in (broadcast over the batch) and write each new
+token in place; the attention still sees exactly the filled keys and values, so results
+are unchanged.
 """
 
 from __future__ import annotations
+
+import copy
+from typing import Sequence
 
 import torch
 from transformers import DynamicCache
@@ -76,3 +82,51 @@ def preallocated_cache(batch: int, capacity: int, prefix: DynamicCache | None = 
 def supports_preallocation(prefix: DynamicCache) -> bool:
     """Only plain DynamicLayers (no sliding-window or quantized layers) are replaced."""
     return isinstance(prefix, DynamicCache) and all(type(l) is DynamicLayer for l in prefix.layers)
+
+
+MAX_PREFIX_BACKOFF = 4   # tokens dropped from the cached prefix to match the full prompts
+
+
+def shared_prefix_ids(prefix_ids: Sequence[int], seqs: Sequence[Sequence[int]],
+                      max_backoff: int = MAX_PREFIX_BACKOFF) -> list[int]:
+    """Prefix tokens to cache: the prefix text's tokens, less up to `max_backoff` at its
+    end (BPE may merge its last whitespace with what follows), such that they start as
+    many full prompts as possible (and each is longer). [] when nothing can be shared."""
+    ids = list(prefix_ids)
+    best: list[int] = []
+    best_hits = 0
+    for drop in range(0, min(max_backoff, len(ids)) + 1):
+        cand = ids[:len(ids) - drop]
+        if not cand or not seqs:
+            break
+        hits = sum(1 for s in seqs if len(s) > len(cand) and list(s[:len(cand)]) == cand)
+        if hits > best_hits:
+            best, best_hits = cand, hits
+        if hits == len(seqs):
+            break
+    return best
+
+
+def starts_with(seq: Sequence[int], prefix: Sequence[int]) -> bool:
+    """`seq` begins with the non-empty `prefix` and has at least one token after it."""
+    n = len(prefix)
+    return bool(n) and len(seq) > n and list(seq[:n]) == list(prefix)
+
+
+@torch.inference_mode()
+def prefix_cache(model, prefix_ids: Sequence[int]) -> DynamicCache:
+    """The key/value cache of the shared prefix (batch 1), computed once."""
+    device = next(model.parameters()).device
+    ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=device)
+    return model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+
+
+def batch_cache(prefix: DynamicCache, batch: int, capacity: int,
+                preallocate: bool = True) -> DynamicCache:
+    """A fresh cache holding `prefix` for each of `batch` rows, room for `capacity` tokens
+    when preallocated (else transformers' own growing cache); `prefix` is left unchanged."""
+    if preallocate and supports_preallocation(prefix):
+        return preallocated_cache(batch, capacity, prefix=prefix)
+    past = copy.deepcopy(prefix)
+    past.batch_repeat_interleave(batch)
+    return past

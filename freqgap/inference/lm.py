@@ -242,12 +242,17 @@ class LM(ABC):
     @abstractmethod
     def next_token_logprobs(self, contexts: Sequence[str],
                             candidates: Sequence[int | str] = (),
-                            top_k: int | None = None) -> list[NextTokenLogprobs]:
+                            top_k: int | None = None,
+                            prefix: str = "") -> list[NextTokenLogprobs]:
         """log p(next token | context) of each candidate, and the top_k next tokens.
 
         A candidate is a token id, or a string that must encode to exactly one token
         (else `TokenizationError`; pass `lm.encode(s)[0]` for a first-subword rule). An
         empty context stands for BOS (else EOS); a long one is cut on the left.
+        `prefix` is the hint of `GenerateRequest.prefix`: text that starts the contexts
+        (the few-shot shots), whose key/value cache a backend may compute once; results
+        are the same with or without it (a context whose tokens do not start with the
+        prefix's, or that must be cut, is scored whole).
         """
 
     # ---------------------------------------------------------------- helpers

@@ -9,7 +9,9 @@ Tokenisation: context and continuation are encoded separately and concatenated, 
 continuation's subword tokens are those of the continuation text itself (write the
 leading space into the continuation: " crops"). An empty context is replaced by the
 tokenizer's BOS (else EOS) token so that the first continuation token has a condition.
-Log-probabilities are natural logs, computed in float32 from the logits.
+Log-probabilities are natural logs, computed in float32 from the logits. Next-token
+scoring can continue prompts from a shared prefix's key/value cache (the few-shot shots,
+computed once; freqgap.inference.kvcache), with the same results as the full prompts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Iterator, Sequence
 import torch
 
 from freqgap.inference.batching import left_pad
+from freqgap.inference.kvcache import batch_cache, prefix_cache, shared_prefix_ids, starts_with
 from freqgap.inference.lm import ContinuationScore
 from freqgap.progress import Progress
 
@@ -104,20 +107,40 @@ def continuation_logprobs(model, tokenizer, contexts: Sequence[str], continuatio
     return out  # type: ignore[return-value]
 
 
-def _last_logprobs(model, tokenizer, prompts: Sequence[str], batch_size: int,
-                   label: str) -> Iterator[tuple[list[int], torch.Tensor, list[int]]]:
+def _last_logprobs(model, tokenizer, prompts: Sequence[str], batch_size: int, label: str,
+                   prefix: str = "", stats=None
+                   ) -> Iterator[tuple[list[int], torch.Tensor, list[int]]]:
     """Per batch: prompt indices, log p of the next token (B, V) in float32, and the
-    number of context tokens cut on the left of each to fit the model."""
+    number of context tokens cut on the left of each to fit the model.
+
+    With a `prefix` (text shared by the prompts), the prompts whose tokens start with the
+    prefix's tokens (kvcache.shared_prefix_ids) and fit the model are continued from the
+    prefix's key/value cache, computed once; the others run whole. `stats`
+    (generate.GroupStats) counts both."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     ids = [p or [_start_id(tokenizer)] for p in _encode(tokenizer, prompts)]
     limit = _max_len(model)
+    fits = [j for j, p in enumerate(ids) if limit is None or len(p) <= limit]
+    shared = (shared_prefix_ids(_encode(tokenizer, [prefix])[0], [ids[j] for j in fits])
+              if prefix else [])
+    hit = [j for j in fits if starts_with(ids[j], shared)]
+    hit_set = set(hit)
+    miss = [j for j in range(len(ids)) if j not in hit_set]
+    if stats is not None:
+        stats.reused += len(hit)
+        stats.fallback += len(miss)
+        stats.prefix_tokens = len(shared)
+    progress = Progress(label, len(ids), unit="prompts")
+    if hit:
+        for idx, logp in _continue_prefix(model, tokenizer, shared, ids, hit, batch_size):
+            yield idx, logp, [0] * len(idx)
+            progress.update(advance=len(idx))
     cut = [max(0, len(p) - limit) if limit is not None else 0 for p in ids]
     if limit is not None:
         ids = [p[-limit:] for p in ids]
-    order = sorted(range(len(ids)), key=lambda j: -len(ids[j]))
+    order = sorted(miss, key=lambda j: -len(ids[j]))
     device = _model_device(model)
-    progress = Progress(label, len(ids), unit="prompts")
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         batch = left_pad([ids[j] for j in idx], _pad_id(tokenizer), device=device)
@@ -126,6 +149,39 @@ def _last_logprobs(model, tokenizer, prompts: Sequence[str], batch_size: int,
             logp = torch.log_softmax(logits, dim=-1)
         yield idx, logp, [cut[j] for j in idx]
         progress.update(advance=len(idx))
+
+
+def _continue_prefix(model, tokenizer, prefix: list[int], ids: list[list[int]], rows: list[int],
+                     batch_size: int) -> Iterator[tuple[list[int], torch.Tensor]]:
+    """Next-token log p of `rows` (whose ids start with `prefix`) from the prefix's cache.
+
+    Suffixes are padded on the right: the prefix and each suffix stay contiguous, so
+    positions and local-attention windows are those of the full prompt, a suffix token
+    never attends to the later padding (causal mask), and each row's logits are taken at
+    its own last real token (`logits_to_keep` as per-row positions)."""
+    n = len(prefix)
+    cache = prefix_cache(model, prefix)
+    device = _model_device(model)
+    order = sorted(rows, key=lambda j: -len(ids[j]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        suffixes = [ids[j][n:] for j in idx]
+        width = len(suffixes[0])
+        input_ids = torch.full((len(idx), width), _pad_id(tokenizer), dtype=torch.long)
+        mask = torch.zeros((len(idx), n + width), dtype=torch.long)
+        mask[:, :n] = 1
+        for b, s in enumerate(suffixes):
+            input_ids[b, :len(s)] = torch.as_tensor(s, dtype=torch.long)
+            mask[b, n:n + len(s)] = 1
+        last = torch.as_tensor([[len(s) - 1] for s in suffixes], dtype=torch.long)
+        positions = torch.arange(n, n + width, dtype=torch.long).expand(len(idx), -1)
+        with torch.inference_mode():
+            out = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
+                        position_ids=positions.to(device),
+                        past_key_values=batch_cache(cache, len(idx), n + width),
+                        use_cache=True, logits_to_keep=last.to(device))
+            logp = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+        yield idx, logp
 
 
 def next_token_logprobs(model, tokenizer, prompts: Sequence[str],
@@ -149,15 +205,18 @@ def next_token_logprobs(model, tokenizer, prompts: Sequence[str],
 
 
 def next_token_scores(model, tokenizer, prompts: Sequence[str], token_ids: Sequence[int],
-                      top_k: int | None, batch_size: int = 16, label: str = "next-token"
+                      top_k: int | None, batch_size: int = 16, label: str = "next-token",
+                      prefix: str = "", stats=None
                       ) -> list[tuple[list[float], list[tuple[int, float]], int]]:
     """Per prompt: log p of each of `token_ids`, the top_k (id, log p) most likely next
-    tokens (ties by lower id), and the context tokens cut on the left."""
+    tokens (ties by lower id), and the context tokens cut on the left. `prefix`: text
+    shared by the prompts whose key/value cache is computed once (see _last_logprobs)."""
     if top_k is not None and top_k < 1:
         raise ValueError("top_k must be at least 1")
     out: list = [None] * len(prompts)
     select = None
-    for idx, logp, cut in _last_logprobs(model, tokenizer, prompts, batch_size, label):
+    for idx, logp, cut in _last_logprobs(model, tokenizer, prompts, batch_size, label,
+                                         prefix, stats):
         if select is None:
             select = torch.as_tensor(list(token_ids), dtype=torch.long, device=logp.device)
         picked = logp.index_select(-1, select).cpu().tolist() if len(token_ids) else \

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import random
 import sys
 from pathlib import Path
@@ -47,6 +48,17 @@ def token_counts(lm, texts: Sequence[str]) -> list[int]:
     """Tokens of each text alone (the backend's batch encoder when it has one)."""
     batch = getattr(lm, "encode_batch", None)
     return [len(ids) for ids in batch(list(texts))] if batch else [len(lm.encode(t)) for t in texts]
+
+
+def shared_blocks(prompts: Sequence[str]) -> str:
+    """The blank-line-separated blocks every prompt starts with (a header, the few-shot
+    shots), through the last shared blank line: the prefix whose key/value cache a backend
+    computes once. "" when the prompts share no whole block."""
+    if not prompts:
+        return ""
+    common = os.path.commonprefix(list(prompts))
+    end = common.rfind("\n\n")
+    return common[:end + 2] if end >= 0 else ""
 
 
 def fit_context(lm, task: str, texts: Sequence[str], extra: Sequence[int] | int,
@@ -249,7 +261,8 @@ class NeQASuite(Suite):
             return [(scores[2 * i].total, scores[2 * i + 1].total)
                     for i in range(len(prompts))], None
         self.fit(lm, task, prompts, 1)
-        rows = lm.next_token_logprobs(prompts, ids, top_k=neqa.TOP_K)
+        rows = lm.next_token_logprobs(prompts, ids, top_k=neqa.TOP_K,
+                                      prefix=shared_blocks(prompts))
         out, outside = [], 0
         for r in rows:
             top = {t.id for t in r.top}
@@ -317,7 +330,7 @@ class NeQASuite(Suite):
         whose key/value cache the backend computes once."""
         budget = int(self.conf.get("cot_max_new_tokens", 200))
         self.fit(lm, task, prompts, budget)
-        prefix = prompts[0][:prompts[0].rindex("Question: ")] if prompts else ""
+        prefix = shared_blocks(prompts)
         requests = []
         for p, n in zip(prompts, token_counts(lm, prompts)):
             if n + budget > lm.max_length:   # allowed by fit (overlong: truncate): cut here

@@ -63,6 +63,42 @@ def test_prefix_reuse_equals_no_reuse(arch, loaded_models, instances_dir):
     assert len(set(reuse)) > 1
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_next_token_prefix_reuse_equals_full_prompts(arch, lms, instances_dir):
+    """next_token_logprobs with the shots' cache = on the full prompts: log-probs allclose
+    at float32 tolerance, the same top-50 in the same order; a prompt not starting with
+    the prefix and one longer than the context are scored whole (and cut alike)."""
+    lm = lms[arch].with_batch_size(6)
+    prefix, prompts = _group(instances_dir, "mult", 8, 1, 20)
+    odd = "Q: something else entirely\nA:"
+    long = prefix + "Q: What is 3 times 4?\nA: 12\n\n" * 120 + "Q: What is 2 times 2?\nA:"
+    assert len(lm.encode(long)) > lm.max_length
+    prompts = prompts + [odd, long]
+    lengths = {len(s) for s in lm.encode_batch(prompts[:20])}
+    assert len(lengths) > 1                  # right-padded suffix batches are exercised
+    cands = [lm.encode(" 1")[0], lm.encode(" 2")[0], 0]
+    plain = lm.next_token_logprobs(prompts, cands, top_k=50)
+    lm.scoring_stats = GroupStats()
+    reuse = lm.next_token_logprobs(prompts, cands, top_k=50, prefix=prefix)
+    stats = lm.scoring_stats
+    assert stats.reused == 20 and stats.fallback == 2
+    assert stats.prefix_tokens > 16          # longer than GPT-Neo's local window in the test
+    for a, b in zip(plain, reuse):
+        assert torch.allclose(torch.tensor(a.candidates), torch.tensor(b.candidates),
+                              rtol=1e-5, atol=1e-5)
+        assert [t.id for t in a.top] == [t.id for t in b.top]
+        assert torch.allclose(torch.tensor([t.logprob for t in a.top]),
+                              torch.tensor([t.logprob for t in b.top]), rtol=1e-5, atol=1e-5)
+        assert a.truncated == b.truncated
+    assert reuse[-1].truncated > 0 and reuse[0].truncated == 0
+    assert len({r.candidates for r in reuse[:20]}) > 1
+    # Batched with the cache = each prompt alone with the cache.
+    for p, b in zip(prompts[:3], reuse[:3]):
+        alone = lm.next_token_logprobs([p], cands, top_k=50, prefix=prefix)[0]
+        assert [t.id for t in alone.top] == [t.id for t in b.top]
+        assert alone.candidates == pytest.approx(b.candidates, abs=1e-5)
+
+
 def test_prefix_mismatch_falls_back_per_item(loaded_models, instances_dir):
     model, tok, _ = loaded_models["gptj"]
     prefix, prompts = _group(instances_dir, "mult", 2, 0, 6)

@@ -65,6 +65,24 @@ def test_loglikelihood_agrees_with_next_token_logprobs(lm):
         assert by_str.candidates[0] == pytest.approx(nxt.top[0].logprob, abs=1e-5)
 
 
+def test_next_token_prefix_hint_changes_nothing(lm):
+    """The prefix hint of next_token_logprobs (every backend): same numbers and top-k with
+    it as without, for contexts that start with it and for one that does not."""
+    prefix = "Q: What is 5 times 5?\nA: 25\n\n"
+    contexts = [prefix + "Q: What is 6 times 2?\nA:", prefix + "Q: What is 7 plus 1?\nA:",
+                "The quick brown"]
+    cands = [lm.encode(" 1")[0], lm.encode("2")[0]]
+    plain = lm.next_token_logprobs(contexts, cands, top_k=10)
+    hinted = lm.next_token_logprobs(contexts, cands, top_k=10, prefix=prefix)
+    for a, b in zip(plain, hinted):
+        assert b.candidates == pytest.approx(a.candidates, abs=1e-5)
+        assert [t.id for t in b.top] == [t.id for t in a.top]
+    if isinstance(lm, FakeLM):
+        assert lm.prefix_hits == 2
+    else:
+        assert lm.scoring_stats.reused >= 2
+
+
 def test_multi_token_candidate_is_refused(lm):
     with pytest.raises(TokenizationError, match="encodes to .* tokens"):
         lm.next_token_logprobs(["x"], candidates=["Q: What is"])

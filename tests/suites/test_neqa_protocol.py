@@ -140,7 +140,7 @@ class ScriptedLM(FakeLM):
         super().__init__(**kw)
         self.script = script
 
-    def next_token_logprobs(self, contexts, candidates=(), top_k=None):
+    def next_token_logprobs(self, contexts, candidates=(), top_k=None, prefix=""):
         ids = self.candidate_ids(candidates)
         out = []
         for c in contexts:
