@@ -83,7 +83,19 @@ def build_parser(command: str | None = None, all_commands: bool = False):
                 sp.description = module.__doc__.strip()
             module.add_arguments(sp)
             sp.set_defaults(_run=module.run)
+            _name_nested(sp)
     return parser
+
+
+def _name_nested(parser) -> None:
+    """Nested subcommands (`suite neqa`, `dynamics demo`) name themselves in error lines."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(_prog=sub.prog)
+                _name_nested(sub)
 
 
 def _conf_option(argv: list[str]) -> str | None:

@@ -75,7 +75,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         sp = sub.add_parser(name, help=summary, description=summary, parents=[common_parent()],
                             formatter_class=HelpFormatter)
         _add_benchmark(sp, name)
-        sp.set_defaults(_prog=f"freqgap suite {name}")
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -112,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     result = run_suite(args.benchmark, args.data, args.models, args.out,
                        original=getattr(args, "original", None), revision=args.revision,
                        device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                       limit=args.limit, force=args.force, counts=args.counts, **extra)
+                       limit=args.limit, force=args.force, counts=args.counts,
+                       verbose=args.verbose, **extra)
     summary = {"out": args.out, "instances": result["instances"], "trends": result["trends"]}
     if result["gaps"] is not None:
         summary["gaps"] = str(result["gaps"].results_dir)
