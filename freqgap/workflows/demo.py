@@ -36,7 +36,7 @@ def run_demo(opts: DemoOptions, spark=None, log: Callable[[str], None] = print) 
     from freqgap.gaps.options import options_from_conf
     from freqgap.gaps.run import run_gaps
     from freqgap.analysis.gaps import summary_text
-    from freqgap.inference.predict import predict
+    from freqgap.inference.predict import model_label, predict
     from freqgap.instances import build_instances_dir, resolve_grid
     from freqgap.spark_session import get_spark
 
@@ -57,10 +57,11 @@ def run_demo(opts: DemoOptions, spark=None, log: Callable[[str], None] = print) 
     t = built["totals"]
     log(f"wrote {instances}: {t['instances_all']} instances, {t['prompts_all']} prompts")
 
-    model_dir = predictions / opts.model
+    label = model_label(opts.model, None)  # an alias, or a model directory's last part
+    model_dir = predictions / label
     if model_dir.exists():
         shutil.rmtree(model_dir)          # the prompts were rewritten: predict them afresh
-    done = predict(instances, model_dir, opts.model, device=opts.device, label=opts.model,
+    done = predict(instances, model_dir, opts.model, device=opts.device, label=label,
                    progress_interval=opts.progress_interval)
     acc = done["totals"]["accuracy"]
     log(f"{model_dir}: {done['totals']['rows']} predictions, accuracy "
