@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
     writable_dir("--out", args.out)
     options = options_from_args(args)
     order = _order_options(args, options)
+    if order is None and not any("://" in i for i in options.inputs):
+        from freqgap.counting.sources import list_inputs
+
+        list_inputs(options.inputs)   # a local input that matches nothing: refused before Spark
     spark = get_spark(master=args.master, app_name="freqgap-count-terms", verbose=args.verbose)
     if isinstance(order, tuple):
         from freqgap.counting.ordered_job import OrderFileCountJob

@@ -50,6 +50,8 @@ CASES = [
     ("freqgap count", ["count", "--out", "file.txt/counts"], "file.txt is a file"),
     ("freqgap count", ["count", "--vocab", "no-such-vocab.txt"], "no-such-vocab.txt"),
     ("freqgap count", ["count", "--input", ","], "--input"),
+    ("freqgap count", ["count", "--input", "no-such-corpus/*.jsonl"], "input matches no file"),
+    ("freqgap count", ["count", "--input", "empty"], "input matches no file"),
     ("freqgap instances", ["instances", "--k", "-1"], "--k"),
     ("freqgap instances", ["instances", "--k", "2,x"], "--k"),
     ("freqgap instances", ["instances", "--seeds", "0,-3"], "--seeds"),
