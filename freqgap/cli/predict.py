@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     options = dict(device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                    chunk_size=args.chunk_size, reuse_prefix=not args.no_prefix_reuse,
                    max_new_tokens=args.max_new_tokens, force=args.force,
-                   progress_interval=args.progress_interval)
+                   progress_interval=args.progress_interval, verbose=args.verbose)
     if args.revisions:
         for flag, value in (("--revision", args.revision), ("--shard", args.shard),
                             ("--merge", args.merge)):

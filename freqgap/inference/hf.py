@@ -44,22 +44,27 @@ def _snapshot_dir(spec: ModelSpec) -> Path:
 
 
 @contextlib.contextmanager
-def _quiet(on: bool):
-    """transformers' progress bars and warnings off for the duration (restored after)."""
-    if not on:
-        yield
-        return
+def library_output(verbose: bool):
+    """transformers' logging and progress bars for the duration (restored after): hidden
+    (errors only, no bars) by default; with `verbose` (--verbose) its INFO logs (the files
+    read, the model config) and loading bars, as Spark shows INFO with --verbose."""
     from transformers.utils import logging as hf_logging
 
     level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+    if verbose:
+        hf_logging.set_verbosity_info()
+        hf_logging.enable_progress_bar()
+    else:
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
     try:
         yield
     finally:
         hf_logging.set_verbosity(level)
         if bars:
             hf_logging.enable_progress_bar()
+        else:
+            hf_logging.disable_progress_bar()
 
 
 def default_batch_size(device: str) -> int:
@@ -155,12 +160,13 @@ class HFCausalLM(LM):
     def load(cls, name_or_path: str, revision: str | None = None, device: str | None = None,
              dtype: str | None = None, batch_size: int | None = None, reuse_prefix: bool = True,
              on_batch_size_change: Callable[[int], None] | None = None,
-             quiet: bool = True) -> "HFCausalLM":
+             verbose: bool = False) -> "HFCausalLM":
         """Resolve (alias, hub id, directory), check the weights, load in eval mode.
 
         dtype defaults to float32 on the CPU and to the alias's GPU dtype (bfloat16 unless
-        conf/models.yaml says otherwise) on a GPU. `quiet` hides transformers' loading bars
-        and warnings (stderr stays for freqgap's progress lines and one-line errors).
+        conf/models.yaml says otherwise) on a GPU. transformers' loading bars and warnings are
+        hidden (stderr stays for freqgap's progress lines and one-line errors) unless
+        `verbose` (see library_output).
         """
         import torch
         from safetensors import SafetensorError
@@ -172,7 +178,7 @@ class HFCausalLM(LM):
         if spec.revision is not None and not spec.is_local:
             kwargs["revision"] = spec.revision
         try:
-            with _quiet(quiet):
+            with library_output(verbose):
                 tokenizer = AutoTokenizer.from_pretrained(spec.source, **kwargs)
                 model = AutoModelForCausalLM.from_pretrained(
                     spec.source, dtype=getattr(torch, dtype), **kwargs)

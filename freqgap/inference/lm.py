@@ -307,7 +307,7 @@ def get_lm(name: str, backend: str = "hf", **kwargs: Any) -> LM:
     """The LM for an alias (conf/models.yaml), Hugging Face id or local directory.
 
     kwargs go to the backend: for "hf" `revision`, `device`, `dtype`, `batch_size`,
-    `reuse_prefix` (freqgap.inference.hf.HFCausalLM.load). An unknown backend or alias is
+    `reuse_prefix`, `verbose` (freqgap.inference.hf.HFCausalLM.load). An unknown backend or alias is
     a `ModelError` listing the known names.
     """
     return _factory(backend)(name, **kwargs)

@@ -147,15 +147,15 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
             shard: tuple[int, int] | None = None, reuse_prefix: bool = True,
             max_new_tokens: int = 5, stop: StopRule = NEWLINE, label: str | None = None,
             revision_label: str | None = None, force: bool = False,
-            progress_interval: float = 10.0) -> dict[str, Any]:
+            progress_interval: float = 10.0, verbose: bool = False) -> dict[str, Any]:
     """Run `model` (a name for get_lm, or a loaded LM) over the prompts into `out_dir`.
 
     Rows carry `model` = `label` (default: the alias or last path part) and `revision` =
     `revision_label` (default: the revision loaded; `local` for a directory). A finished
     directory with the same fingerprint is returned as it is; one with other settings, or
     unfinished chunks of other settings, is refused unless `force` (then discarded).
-    `revision`, `batch_size`, `device`, `dtype` apply when `model` is a name. Returns the
-    manifest.
+    `revision`, `batch_size`, `device`, `dtype` and `verbose` (transformers' loading logs)
+    apply when `model` is a name. Returns the manifest.
     """
     started = now_iso()
     _validate(chunk_size, max_new_tokens, batch_size)
@@ -198,7 +198,7 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
                 if done is not None:
                     return done
         lm = get_lm(model, revision=revision, device=device, dtype=dtype,
-                    batch_size=batch_size) if isinstance(model, str) else model
+                    batch_size=batch_size, verbose=verbose) if isinstance(model, str) else model
         rev = revision_label or lm.revision
         fields = fingerprint_fields(lm=lm, revision=rev,
                                     batch_size=getattr(lm, "batch_size", None), **settings)

@@ -132,8 +132,9 @@ def claim(out: Path, fingerprint: str) -> None:
 def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], inputs: list[dict],
                    upstream: str, revision: str | None, device: str | None, dtype: str | None,
                    batch_size: int, force: bool = False,
-                   loader: Callable | None = None) -> dict[str, Any]:
-    """predictions/<model>/ for one model; reuses a complete earlier result unless `force`."""
+                   loader: Callable | None = None, verbose: bool = False) -> dict[str, Any]:
+    """predictions/<model>/ for one model; reuses a complete earlier result unless `force`.
+    `verbose` shows the backend's loading logs (transformers')."""
     d = out / "predictions" / safe_name(model_name)
     if not force and (d / MANIFEST_NAME).exists():
         try:
@@ -147,7 +148,8 @@ def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], in
     started = now_iso()
     if loader is None:
         from freqgap.inference.lm import get_lm as loader
-    lm = loader(model_name, revision=revision, device=device, dtype=dtype, batch_size=batch_size)
+    lm = loader(model_name, revision=revision, device=device, dtype=dtype, batch_size=batch_size,
+                verbose=verbose)
     try:
         suite.truncated = {}
         preds, details, metrics = suite.evaluate(lm)
@@ -223,7 +225,8 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         loader: Callable | None = None, counts: str | Path | None = None,
         boot_reps: int | None = None, task2_data: str | Path | None = None,
         task2_original: str | Path | None = None, sample: int | None = None, seed: int = 42,
-        letter_scoring: str | None = None, overlong: str | None = None) -> dict[str, Any]:
+        letter_scoring: str | None = None, overlong: str | None = None,
+        verbose: bool = False) -> dict[str, Any]:
     """The whole benchmark for a list of models; returns the trend labels and record list
     (and the gaps result when `counts` names a counts directory)."""
     conf = load_conf("suites") if conf is None else conf
@@ -238,7 +241,8 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         with DirLock(out):       # one run per output directory
             return _run_locked(benchmark, data, models, out, original, revision, device,
                                dtype, batch_size, limit, force, conf, loader, counts,
-                               boot_reps, task2_data, task2_original, sample, seed)
+                               boot_reps, task2_data, task2_original, sample, seed,
+                               verbose=verbose)
     finally:
         if not existed:          # a run refused before writing leaves no empty --out behind
             try:
@@ -249,7 +253,7 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
 
 def _run_locked(benchmark, data, models, out, original, revision, device, dtype, batch_size,
                 limit, force, conf, loader, counts, boot_reps, task2_data, task2_original,
-                sample, seed) -> dict[str, Any]:
+                sample, seed, verbose=False) -> dict[str, Any]:
     data = materialise(data, out / "data")
     original = materialise(original, out / "data") if original is not None else None
     neqa_options = {k: v for k, v in (("task2_data", task2_data),
@@ -276,7 +280,8 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
     claim(out, fp)
     write_instances(out, inst, trows, vocab)
     records = [evaluate_model(suite, m, out, {**config, "revision": revision, "dtype": dtype},
-                              inputs, fp, revision, device, dtype, batch_size, force, loader)
+                              inputs, fp, revision, device, dtype, batch_size, force, loader,
+                              verbose)
                for m in models]
     write_manifest(out / "instances", inst_manifest)
     inst_totals = inst_manifest["totals"]
