@@ -145,13 +145,16 @@ def add_progress_interval(p: argparse.ArgumentParser, default: float = 10.0) -> 
                    help=f"seconds between progress lines (at least {MIN_PROGRESS_INTERVAL_S})")
 
 
-def common_parent() -> argparse.ArgumentParser:
-    """--conf and --verbose, accepted by every subcommand."""
+def common_parent(nested: bool = False) -> argparse.ArgumentParser:
+    """--conf and --verbose, accepted by every subcommand. A nested subcommand (`suite
+    neqa`) gets them without defaults, so it does not undo `freqgap suite --verbose neqa`."""
+    default = argparse.SUPPRESS if nested else None
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--conf", metavar="DIR",
+    parent.add_argument("--conf", metavar="DIR", default=default,
                         help="directory of YAML files that replace those of the same name in "
                              "the default conf/ (also: $FREQGAP_CONF)")
     parent.add_argument("--verbose", action="store_true",
+                        default=default if nested else False,
                         help="show libraries' logs (Spark INFO, transformers) as well")
     return parent
 

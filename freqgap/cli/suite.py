@@ -72,7 +72,8 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True, parser_class=Parser)
     for name, summary in BENCHMARKS.items():
-        sp = sub.add_parser(name, help=summary, description=summary, parents=[common_parent(nested=True)],
+        sp = sub.add_parser(name, help=summary, description=summary,
+                            parents=[common_parent(nested=True)],
                             formatter_class=HelpFormatter)
         _add_benchmark(sp, name)
 

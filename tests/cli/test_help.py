@@ -138,3 +138,12 @@ def test_every_job_script_is_a_shim_of_its_subcommand():
                              capture_output=True, text=True, timeout=60, cwd=REPO.parent)
         assert out.returncode == 0, out.stderr
         assert out.stdout.startswith(f"usage: freqgap {command} "), script
+
+
+def test_shared_flags_work_before_and_after_a_nested_subcommand():
+    for argv in (["suite", "--verbose", "neqa"], ["suite", "neqa", "--verbose"]):
+        args = build_parser("suite").parse_args(argv + ["--data", "x", "--models", "m", "--out", "o"])
+        assert args.verbose is True and args.models == ["m"]
+    args = build_parser("suite").parse_args(["suite", "tinad", "--data", "x", "--models", "m",
+                                             "--out", "o"])
+    assert args.verbose is False and args.conf is None
