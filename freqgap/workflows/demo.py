@@ -62,7 +62,7 @@ def run_demo(opts: DemoOptions, spark=None, log: Callable[[str], None] = print) 
     if model_dir.exists():
         shutil.rmtree(model_dir)          # the prompts were rewritten: predict them afresh
     done = predict(instances, model_dir, opts.model, device=opts.device, label=label,
-                   progress_interval=opts.progress_interval)
+                   progress_interval=opts.progress_interval, verbose=opts.verbose)
     acc = done["totals"]["accuracy"]
     log(f"{model_dir}: {done['totals']['rows']} predictions, accuracy "
         f"{'n/a' if acc is None else f'{100 * acc:.1f}%'} (paper rule)")
