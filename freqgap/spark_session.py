@@ -1,9 +1,9 @@
 """One way to get a Spark session, locally or on a cluster, with the package shipped.
 
 `spark-submit --master spark://…` (or YARN, Kubernetes) decides the master; run as a plain
-script, the job uses local mode on all cores. Either way the `freqgap` package is zipped
-and added with `addPyFile`, so executors import the same code without a manual step
-(their Python still needs numpy, pyarrow, zstandard and numba: the same venv, or `--archives`).
+script, the job uses local mode on all cores. Executors import the same `freqgap` code
+without a manual step (`ship_package`; their Python still needs numpy, pyarrow, zstandard
+and numba: the same venv, or `--archives`).
 
 Settings live in conf/spark/ (spark-defaults.conf, log4j2.properties): applied here to every
 session this process starts, and read by `spark-submit` when SPARK_CONF_DIR points there.
@@ -139,14 +139,24 @@ def _submitted_master() -> bool:
 
 
 def ship_package(spark) -> None:
-    """Zip the freqgap package and add it to the executors' Python path (once per context)."""
+    """Make executors import this very freqgap (once per context).
+
+    Local mode: the Python workers run on this machine, so they get this package's parent
+    directory on PYTHONPATH and import the same files (numba's compiled code is then cached
+    beside them, once per machine). A cluster: the package is zipped and added with
+    `addPyFile` (each executor's Python worker compiles numba's code once: a fixed cost).
+    """
     sc = spark.sparkContext
     if getattr(sc, _SHIPPED_ATTR, False):
         return
     package_dir = Path(__file__).resolve().parent
-    target = Path(tempfile.mkdtemp(prefix="freqgap-pkg-")) / "freqgap.zip"
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(package_dir.rglob("*.py")):
-            zf.write(path, path.relative_to(package_dir.parent).as_posix())
-    sc.addPyFile(str(target))
+    if sc.master.startswith("local"):
+        paths = [str(package_dir.parent)] + [p for p in sc.environment.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sc.environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    else:
+        target = Path(tempfile.mkdtemp(prefix="freqgap-pkg-")) / "freqgap.zip"
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(package_dir.rglob("*.py")):
+                zf.write(path, path.relative_to(package_dir.parent).as_posix())
+        sc.addPyFile(str(target))
     setattr(sc, _SHIPPED_ATTR, True)

@@ -20,6 +20,7 @@ import pyarrow as pa
 from numba import njit
 
 from freqgap.counting.codec import TermCodec
+from freqgap.counting.jsonscan import Utf8Batch
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
 
@@ -211,9 +212,9 @@ class CompiledFinder:
         self.forms = forms
         self.bases = self.codec.bases
 
-    def scan(self, texts: list[str] | pa.Array):
+    def scan(self, texts: list[str] | pa.Array | Utf8Batch):
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
-        data, offsets = _texts_to_buffer(texts)
+        data, offsets = texts if isinstance(texts, Utf8Batch) else _texts_to_buffer(texts)
         r = self.rules
         n_docs = offsets.shape[0] - 1
         cap = data.shape[0] // 32 + 1024

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.engine import term_finder
+from freqgap.counting.engine import engine_name, term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import BadInputError, InputFile, iter_lines, iter_parquet_texts
@@ -230,7 +230,9 @@ class _JsonChunk:
     which names the bad record exactly: the fast path never decides what is an error.
     """
 
-    def __init__(self, rules: TermRules) -> None:
+    def __init__(self, rules: TermRules, compiled: bool = False) -> None:
+        self.compiled = compiled              # the compiled reader (freqgap.counting.jsonscan)
+        self.rules = rules
         self.payloads: list[bytes] = []
         self.where: list[tuple[int, int]] = []     # (file, line) of each payload
         self.size = 0
@@ -246,6 +248,22 @@ class _JsonChunk:
         self.payloads.append(payload)
         self.where.append((fidx, number))
         self.size += len(payload)
+
+    def fast_texts(self, text_field: str):
+        """(texts, {subset: documents}), or None when the chunk needs the Python path. With
+        the compiled finder, texts are its UTF-8 buffer (jsonscan.Utf8Batch), else Arrow strings."""
+        if self.compiled:
+            from freqgap.counting.jsonscan import extract_texts
+
+            return extract_texts(self.payloads, text_field, self.rules.subset_field)
+        parsed = self.arrow_texts(text_field)
+        if parsed is None:
+            return None
+        texts, subsets = parsed
+        counts = {} if subsets is None else {item["values"]: item["counts"] for item in
+                                             pc.value_counts(subsets).to_pylist()
+                                             if item["values"] is not None}
+        return texts, counts
 
     def arrow_texts(self, text_field: str):
         """(texts, subsets) as Arrow arrays, or None when the chunk needs the Python path."""
@@ -280,7 +298,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     sums = KeySums()
     codec = TermCodec(rules)
     finder = term_finder(rules)
-    chunk = _JsonChunk(rules)
+    chunk = _JsonChunk(rules, compiled=engine_name() == "numba")
     text_field, subset_field = rules.text_field, rules.subset_field
 
     def count(texts, files: list[int]) -> Iterator[pa.RecordBatch]:
@@ -293,14 +311,11 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     def flush_json() -> Iterator[pa.RecordBatch]:
         if not chunk.payloads:
             return
-        parsed = chunk.arrow_texts(text_field)
+        parsed = chunk.fast_texts(text_field)
         if parsed is not None:
             texts, subsets = parsed
             files = [fidx for fidx, _ in chunk.where]
-            if subsets is not None:
-                for item in pc.value_counts(subsets).to_pylist():
-                    if item["values"] is not None:
-                        acc.subsets[item["values"]] += item["counts"]
+            acc.subsets.update(subsets)
         else:
             texts, files = [], []
             for (fidx, number), payload in zip(chunk.where, chunk.payloads):

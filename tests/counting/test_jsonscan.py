@@ -1,0 +1,91 @@
+"""The compiled JSON reader equals Python's json on what it accepts, and refuses the rest."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from freqgap.counting.jsonscan import extract_texts
+from freqgap.counting.records import RecordError, parse_record
+
+
+def python_path(payloads):
+    texts, subsets = [], {}
+    for p in payloads:
+        text, subset = parse_record(p, "text", "meta.pile_set_name")
+        texts.append(text)
+        if subset is not None:
+            subsets[subset] = subsets.get(subset, 0) + 1
+    return texts, subsets
+
+
+def compiled(payloads):
+    got = extract_texts(payloads, "text", "meta.pile_set_name")
+    if got is None:
+        return None
+    batch, subsets = got
+    raw = batch.data.tobytes()
+    texts = [raw[batch.offsets[i]:batch.offsets[i + 1] - 1].decode("utf-8") for i in range(len(batch))]
+    return texts, subsets
+
+
+def check(payloads):
+    """Accepted: same texts and subsets as Python. Refused: fine (the Python path decides)."""
+    got = compiled(payloads)
+    if got is not None:
+        assert got == python_path(payloads)
+    return got
+
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+                      max_leaves=8)
+TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(TEXT, st.one_of(st.none(), TEXT, VALUES), st.dictionaries(st.text(max_size=5), VALUES, max_size=3),
+                          st.booleans(), st.booleans()), min_size=1, max_size=6))
+def test_random_records_match_python(records):
+    payloads = []
+    for text, subset, extra, ascii_only, meta_first in records:
+        obj = dict(extra)
+        obj.pop("text", None)
+        obj.pop("meta", None)
+        meta = {"pile_set_name": subset}
+        items = ([("meta", meta)] if meta_first else []) + list(obj.items()) + [("text", text)] + \
+            ([] if meta_first else [("meta", meta)])
+        payloads.append(json.dumps(dict(items), ensure_ascii=ascii_only).encode("utf-8"))
+    got = check(payloads)
+    if all("\\ud" not in p.decode().lower() for p in payloads):
+        assert got is not None           # the plain case is never refused
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"text": "a\\u00e9\\n\\t\\"b\\\\\\/", "meta": {"pile_set_name": "Pile-CC"}}',
+    b'  {"x": [1, -0.5e+3, true, false, null, {"y": []}], "text": "5 hours"}  ',
+    b'{"meta": 3, "text": "x"}', b'{"text": "", "meta": {}}', b'{"te\\u0078t": "a", "\\"": 1}',
+    b'{"text": "a", "m\\u0065ta": {"pile_set_n\\u0061me": "\\u00e9\\n"}}', b'{"meta": {"pile_set_name": 7}, "text": "y"}',
+])
+def test_plain_records_are_read(payload):
+    assert check([payload]) is not None
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"text": 5}', b'{"txt": "a"}', b'[1]', b'{"text": "a", "text": "b"}', b'{"text": "a"} x',
+    b'{"text": "\\ud83d\\ude00"}', b'{"text": "a", "n": NaN}', b'{"text": "a\x01"}',
+    b'{"text": "\xff"}', b'{"text": "\xed\xa0\x80"}', b'{"text": "a",}', b'{"te\\u0078t": "a", "text": "b"}',
+    b'{"text": "a", "n": 01}', b'{"text": "a", "x": [1,]}', b'{"text": "a"', b'{"text": "a", "x": {"a" 1}}',
+    b'{"text": "a", "meta": {"pile_set_name": "a", "pile_set_name": "b"}}',
+    b'{"text": "a", "x": ' + b"[" * 600 + b"]" * 600 + b"}",
+])
+def test_other_records_go_to_the_python_path(payload):
+    assert compiled([b'{"text": "ok"}', payload]) is None
+    try:
+        python_path([payload])
+    except (RecordError, RecursionError):
+        pass
