@@ -1,8 +1,8 @@
 """Installable: the built wheel works in a fresh venv outside the checkout.
 
 The wheel is built from a copy of the package sources, installed into a new venv in a tmp
-directory, and `freqgap count` (local Spark) and `freqgap instances` run from a tmp
-working directory. To stay offline and fast the new venv reaches the *dependencies* of the
+directory, and the chain `freqgap count` (local Spark), `instances`, `predict` (a tiny
+model), `gaps` and `query` runs from a tmp working directory. To stay offline and fast the new venv reaches the *dependencies* of the
 development venv through a .pth file; freqgap itself must come from the wheel (asserted),
 with conf/ and sql/ read from the package data it carries.
 """
@@ -70,7 +70,7 @@ def test_package_comes_from_the_wheel_with_its_data(installed, tmp_path):
 
 
 @pytest.mark.timeout(600)
-def test_count_and_instances_from_any_directory(installed, tmp_path):
+def test_the_chain_from_any_directory(installed, tmp_path):
     venv, env = installed
     freqgap = venv / "bin" / "freqgap"
     texts = [f"We had {a} hours and {b} minutes, {a} times {b} is {a * b}."
@@ -87,3 +87,19 @@ def test_count_and_instances_from_any_directory(installed, tmp_path):
     assert "wrote instances" in out.stdout
     assert (tmp_path / "instances" / "prompts.parquet").stat().st_size > 0
     assert json.loads((tmp_path / "instances" / "_manifest.json").read_text())["stage"] == "instances"
+
+    # the rest of the chain: a tiny model's predictions, the gaps (SQL from the package
+    # data), and a query of their database
+    from tests.tiny_models import build_tiny_model
+
+    model = build_tiny_model("gpt_neox", tmp_path / "tiny-model")
+    out = _run([freqgap, "predict", "--prompts", "instances", "--model", model, "--device", "cpu"],
+               cwd=tmp_path, env=env, timeout=300)
+    assert "out/predictions/tiny-model" in out.stdout
+    out = _run([freqgap, "gaps", "--counts", "counts", "--instances", "instances", "--predictions",
+                "out/predictions/*/", "--out", "results", "--no-plots", "--boot-reps", "10"],
+               cwd=tmp_path, env=env, timeout=300)
+    assert (tmp_path / "results" / "gaps.parquet").exists()
+    out = _run([freqgap, "query", "--results", "results", "SELECT count(*) AS n FROM gaps"],
+               cwd=tmp_path, env=env, timeout=120)
+    assert "│" in out.stdout
