@@ -140,3 +140,19 @@ def test_plain_counts_are_refused(chain, spark, tmp_path):
                              results=str(tmp_path / "r"), counts_mismatch_ok=True)
     with pytest.raises(DynamicsInputError, match="not by training position"):
         run_dynamics_gaps(opts)
+
+
+def test_command_line_gives_the_same_table(chain, tmp_path, capsys):
+    from freqgap.cli import main
+
+    root, _, result = chain
+    code = main(["dynamics", "gaps", "--counts", str(root / "counts"), "--instances",
+                 str(root / "instances"), "--predictions", str(root / "predictions" / "*/"),
+                 "--out", str(tmp_path / "r"), "--boot-reps", "200"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Δ over training — Multiplication, Δ{1}, k=2" in out and "| 16 |" in out
+    again = pd.read_parquet(tmp_path / "r" / "gaps_by_step.parquet")
+    cols = ["step", "freq_def", "delta", "ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(again[cols].reset_index(drop=True),
+                                  result.gaps[cols].reset_index(drop=True), check_dtype=False)
