@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from freqgap.counting.codec import TermCodec
+from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.jsonscan import Utf8Batch
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
@@ -178,6 +178,51 @@ def _grown(a: np.ndarray, used: int, need: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
+    """Packed codec keys of every position pair (and triple) within the window: terms in a
+    key ordered as strings (by `rank`), each term's codec id in `bits` bits."""
+    n = doc.shape[0]
+    n_pairs = 0
+    n_triples = 0
+    for i in range(n):
+        j = i + 1
+        while j < n and doc[j] == doc[i] and pos[j] - pos[i] < window:
+            n_pairs += 1
+            if want_triples:
+                k = j + 1
+                while k < n and doc[k] == doc[i] and pos[k] - pos[i] < window:
+                    n_triples += 1
+                    k += 1
+            j += 1
+    pairs = np.empty(n_pairs, np.int64)
+    triples = np.empty(n_triples, np.int64)
+    p = 0
+    t = 0
+    for i in range(n):
+        a = rank[i]
+        j = i + 1
+        while j < n and doc[j] == doc[i] and pos[j] - pos[i] < window:
+            b = rank[j]
+            lo, hi = (a, b) if a <= b else (b, a)
+            pairs[p] = (gid[lo] << bits) | gid[hi]
+            p += 1
+            if want_triples:
+                k = j + 1
+                while k < n and doc[k] == doc[i] and pos[k] - pos[i] < window:
+                    c = rank[k]
+                    x, y, z = lo, hi, c
+                    if z < y:
+                        y, z = z, y
+                        if y < x:
+                            x, y = y, x
+                    triples[t] = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
+                    t += 1
+                    k += 1
+            j += 1
+    return pairs, triples
+
+
 class CompiledFinder:
     """The compiled finder's tables for one set of rules (built once per task)."""
 
@@ -219,7 +264,7 @@ class CompiledFinder:
         n_docs = offsets.shape[0] - 1
         cap = data.shape[0] // 32 + 1024
         o_doc, o_pos, o_code = (np.empty(cap, np.int64) for _ in range(3))
-        rare = np.empty((1024, 4), np.int64)
+        rare = np.empty((cap, 4), np.int64)
         tokens = np.zeros(n_docs, np.int64)
         d, n_out, n_rare = 0, 0, 0
         while True:
@@ -246,6 +291,16 @@ class CompiledFinder:
                 order = np.lexsort((pos, doc))
                 doc, pos, code = doc[order], pos[order], code[order]
         return doc, pos, code, tokens
+
+    def window_keys(self, occ: TermOccurrences, gid: np.ndarray):
+        """(pair keys, counts), (triple keys, counts) in codec keys (freqgap.counting.codec),
+        in one compiled pass: O(occurrences), not O(terms x W^2) array passes."""
+        pairs, triples = _window_keys(occ.doc, occ.pos, occ.term_id, gid, self.rules.window,
+                                      BITS, self.rules.max_order >= 3)
+        return np.unique(pairs, return_counts=True), np.unique(triples, return_counts=True)
+
+    def __call__(self, texts) -> TermOccurrences:
+        return self.find_terms(texts)
 
     def find_terms(self, texts: list[str] | pa.Array) -> TermOccurrences:
         """The numpy finder's result: term ids index `terms`, sorted as strings."""

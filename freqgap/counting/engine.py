@@ -40,4 +40,4 @@ def term_finder(rules: TermRules, engine: str | None = None) -> Callable[[list[s
         return lambda texts: find_terms_numpy(texts, rules)
     from freqgap.counting.compiled import CompiledFinder
 
-    return CompiledFinder(rules).find_terms
+    return CompiledFinder(rules)

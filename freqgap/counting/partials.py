@@ -159,7 +159,7 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     """Exact int64 sums of `counts` per distinct key (keys returned sorted)."""
     if not keys.size:
         return keys, counts
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)          # any order of equal keys gives the same exact sums
     keys, counts = keys[order], counts[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     return keys[starts], np.add.reduceat(counts, starts)
@@ -168,12 +168,18 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
 def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
                finder=None) -> tuple[dict, np.ndarray]:
     """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text.
-    `finder` (texts -> TermOccurrences, freqgap.counting.engine) defaults to the numpy one."""
+    `finder` (texts -> TermOccurrences, freqgap.counting.engine) defaults to the numpy one;
+    the compiled finder also makes the pair and triple keys (`window_keys`)."""
     occ = finder(texts) if finder is not None else find_terms(texts, rules)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     gid = codec.encode(occ.terms)
     ids, counts = unigram_counts(occ)
     out[UNIGRAM] = (gid[ids], counts)
+    if rules.max_order >= 2 and hasattr(finder, "window_keys"):     # the compiled finder
+        out[PAIR], triples = finder.window_keys(occ, gid)
+        if rules.max_order >= 3:
+            out[TRIPLE] = triples
+        return out, occ.tokens_per_doc
     if rules.max_order >= 2:
         keys, counts = pair_counts(occ, rules.window)
         out[PAIR] = (codec.pair_keys(gid[keys[:, 0]], gid[keys[:, 1]]), counts)
@@ -190,16 +196,20 @@ class KeySums:
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.rows = 0
+        self.threshold = COMPACT_ROWS
 
     def add(self, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Iterator[pa.RecordBatch]:
         for kind, (keys, counts) in parts.items():
             if keys.size:
                 self.pending.setdefault(kind, []).append((keys, counts.astype(np.int64)))
                 self.rows += keys.size
-        if self.rows >= COMPACT_ROWS:
+        if self.rows >= self.threshold:
             self._compact()
             if self.rows >= EMIT_ROWS:
                 yield from self.drain()
+            # Compact again only once the pending rows have doubled: re-sorting the same
+            # summed keys after every chunk made the cost grow with the square of the chunks.
+            self.threshold = max(COMPACT_ROWS, 2 * self.rows)
 
     def _compact(self) -> None:
         self.rows = 0
@@ -215,7 +225,7 @@ class KeySums:
             keys, counts = parts[0]
             for start in range(0, keys.size, 1_000_000):
                 yield _count_batch(kind, keys[start:start + 1_000_000], counts[start:start + 1_000_000])
-        self.pending, self.rows = {}, 0
+        self.pending, self.rows, self.threshold = {}, 0, COMPACT_ROWS
 
 
 _JSON_SPACE = b" \t\r\n"

@@ -32,3 +32,20 @@ RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_fr
 def test_vectorised_equals_reference(engine, texts, rules):
     ref = count_texts(texts, rules)
     assert vectorised(texts, rules, engine) == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), rules=RULES,
+       max_order=st.integers(1, 3))
+def test_compiled_partial_keys_equal_numpy_ones(texts, rules, max_order):
+    """chunk_keys with the compiled finder (its own window keys) equals the numpy path."""
+    from freqgap.counting.codec import TermCodec
+    from freqgap.counting.engine import term_finder
+    from freqgap.counting.partials import chunk_keys
+
+    rules = TermRules.from_config({**rules.to_config(), "max_order": max_order})
+    codec = TermCodec(rules)
+    want, want_tokens = chunk_keys(texts, rules, codec)
+    got, got_tokens = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
+    as_dict = lambda parts: {k: dict(zip(v[0].tolist(), v[1].tolist())) for k, v in parts.items()}  # noqa: E731
+    assert as_dict(got) == as_dict(want) and got_tokens.tolist() == want_tokens.tolist()
