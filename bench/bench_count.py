@@ -1,17 +1,24 @@
-"""Counting benchmark (make bench-count): the job side by side with its baselines.
+"""Counting benchmark (make bench-count): the job side by side with its baselines, on real
+text and on the generated corpus, as many small files and as two big files.
 
-All rates are in MB of uncompressed JSON Lines per second. "Per core" rates are MB per
-CPU-second, measured from /proc as the CPU time of every process involved (the driver,
-the JVM and its Python workers; the zstd child; the reference's own process), so they hold
-on a shared, noisy machine where wall-clock rates do not. Baselines, measured in the same
-run on the same corpus: `zstd -dc` alone (the decompression limit, one core) and the plain
-single-process Python reference (json, str.split, Counter, the window loop: the study's
-way). The job's fixed costs (Spark session start, per-run planning/merge/commit) are
-measured apart from its steady-state throughput. After one warm-up run over the whole corpus
-(the JVM compiles its hot paths: a fixed cost, measured as cold minus warm CPU), steady
-state is the marginal rate between a run on half the shards and a run on all of them:
-(all - half) MB over (all - half) seconds, so per-run costs (planning, merge, commit)
-cancel out.
+Every rate is MB of uncompressed JSON Lines per CPU-second ("per core"): CPU time of every
+process involved, exactly (bench/cputime.py: a subreaper collects the JVM, its Python
+workers and zstd), so the figures hold on a shared machine where wall-clock rates do not.
+For each corpus and layout:
+
+- cold run: one fresh `spark-submit jobs/count_terms.py` (what a user types once): the JVM
+  and Python start, JIT warm-up, counting, merge, commit; all of it.
+- warm job: the same corpus counted again in a running session (after a warm-up run), whole
+  runs, per-run planning/merge/commit included.
+- task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key) in
+  this process without Spark; with the compiled (numba) finder and with the numpy one.
+- Python reference: the plain single-process counter (json, str.split, Counter, the window
+  loop: the study's way), over the first --reference-mb MB.
+- zstd -dc: decompression alone, the limit.
+
+Fixed costs are reported apart: a cold run on a 2,000-line file (JVM + session start,
+planning, commit), and numba's compile time (a fresh process with an empty cache).
+Single-process rates are medians of 3 (1 with --quick).
 """
 
 from __future__ import annotations
@@ -20,205 +27,301 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-from freqgap.counting.job import run_count  # noqa: E402
+from cputime import become_subreaper, run_measured  # noqa: E402
+from realtext import ensure_realtext  # noqa: E402
+
 from freqgap.counting.reference import count_jsonl_lines  # noqa: E402
 from freqgap.counting.rules import TermRules  # noqa: E402
-from freqgap.counting.sources import iter_lines  # noqa: E402
+from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
+
+WORK = REPO / "out" / "bench"
+PILE_MB, PILE_FILES, PILE_MINUTES = 1.3e6, 30, 30
+
+
+def _mb(files: list[Path]) -> float:
+    return sum(len(line) + 1 for f in files for _, line in iter_lines(str(f))) / 1e6
+
+
+def ensure_generated(root: Path, shards: int, shard_mb: float) -> None:
+    """The generated (number-dense) corpus as `shards` files, once."""
+    small = root / "small"
+    if (small / "_manifest.json").exists():
+        return
+    shutil.rmtree(small, ignore_errors=True)
+    subprocess.run([sys.executable, str(REPO / "jobs" / "generate_corpus.py"), "--profile", "bench",
+                    "--out", str(small), "--shards", str(shards), "--shard-mb", str(shard_mb),
+                    "--workers", "2"], check=True)
+
+
+def ensure_big_layout(small: Path, big: Path, files: int = 2) -> None:
+    """The same records as `files` big files: zstd files concatenate into valid multi-frame files."""
+    if big.exists():
+        return
+    shards = sorted(small.glob("*.jsonl.zst"))
+    tmp = big.with_name(big.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    per = -(-len(shards) // files)
+    for i in range(files):
+        with open(tmp / f"big-{i:02d}.jsonl.zst", "wb") as out:
+            for shard in shards[i * per:(i + 1) * per]:
+                out.write(shard.read_bytes())
+    tmp.rename(big)
+
+
+def median_rate(fn, runs: int) -> float:
+    return statistics.median(fn() for _ in range(runs))
+
+
+def zstd_rate(files: list[Path]) -> float:
+    """MB per CPU-second of `zstd -dc` over the files (output to /dev/null)."""
+    total_mb = _mb(files)
+    cpu = 0.0
+    with open(os.devnull, "wb") as null:
+        for f in files:
+            cpu += run_measured(["zstd", "-dc", str(f)], stdout=null)[1]
+    return total_mb / cpu
+
+
+def reference_lines(files: list[Path], limit_mb: float) -> tuple[list[bytes], float]:
+    lines, size = [], 0
+    for f in files:
+        for _, line in iter_lines(str(f)):
+            lines.append(line)
+            size += len(line) + 1
+            if size >= limit_mb * 1e6:
+                return lines, size / 1e6
+    return lines, size / 1e6
+
+
+def reference_rate(lines: list[bytes], mb: float, rules: TermRules) -> float:
+    t = time.process_time()
+    count_jsonl_lines(lines, rules)
+    return mb / (time.process_time() - t)
+
+
+def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str) -> float:
+    """The per-task code from the files on disk (read, zstd, lines, JSON, count), no Spark."""
+    from freqgap.counting import partials
+
+    os.environ["FREQGAP_COUNT_ENGINE"] = engine
+    inputs = [InputFile(i, str(f), f.stat().st_size, 0) for i, f in enumerate(files)]
+    paths = {f.index: f.path for f in inputs}
+    t = time.process_time()
+    for _ in partials.count_lines(partials.line_rows(inputs, rules.text_field, "fail"), rules, "fail", paths):
+        pass
+    rate = mb / (time.process_time() - t)
+    os.environ.pop("FREQGAP_COUNT_ENGINE")
+    return rate
+
+
+def numba_compile_seconds() -> tuple[float, float]:
+    """(CPU-s of a fresh process compiling the finder with an empty cache, with a warm cache)."""
+    code = ("from freqgap.counting.partials import count_lines; from freqgap.counting.rules import "
+            "TermRules; list(count_lines([(0, 1, b'{\"text\": \"5 hours 7\"}', False, None)], "
+            "TermRules(), 'fail', {0: 'x'}))")
+    env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-bench-"),
+           "PYTHONPATH": str(REPO)}
+    cold = run_measured([sys.executable, "-c", code], env=env)[1]
+    warm = run_measured([sys.executable, "-c", code], env=env)[1]
+    shutil.rmtree(env["NUMBA_CACHE_DIR"], ignore_errors=True)
+    return cold, warm
+
+
+def cold_run(inputs: Path, out: Path, cores: int, window: int = 5) -> tuple[float, float]:
+    """(wall, CPU) of one fresh spark-submit of the job, settings from conf/spark."""
+    import pyspark
+
+    shutil.rmtree(out, ignore_errors=True)
+    spark_home = os.path.dirname(pyspark.__file__)
+    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_CONF_DIR": str(REPO / "conf" / "spark"),
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    cmd = [os.path.join(spark_home, "bin", "spark-submit"), "--master", f"local[{cores}]",
+           str(REPO / "jobs" / "count_terms.py"), "--input", str(inputs), "--out", str(out),
+           "--window", str(window), "--progress-interval", "3600"]
+    wall, cpu, rc = run_measured(cmd, env=env, stdout=subprocess.DEVNULL)
+    if rc != 0:
+        raise SystemExit(f"bench: cold run failed ({rc}): {' '.join(cmd)}")
+    return wall, cpu
+
+
+def warm_run(spark, inputs: Path, out: Path, rules: TermRules) -> tuple[float, float, dict]:
+    """(wall, CPU of driver + JVM + Python workers, totals) of one run in a live session."""
+    from freqgap.counting.job import run_count
+
+    shutil.rmtree(out, ignore_errors=True)
+    jvm = spark.sparkContext._gateway.proc.pid
+    before, t = _tree_cpu(jvm) + time.process_time(), time.monotonic()
+    manifest = run_count([str(inputs)], str(out), rules=rules, spark=spark, progress_interval=3600)
+    return time.monotonic() - t, _tree_cpu(jvm) + time.process_time() - before, manifest["totals"]
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """user+sys CPU seconds of a process and all its descendants (living and reaped)."""
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
+def _tree_cpu(root: int) -> float:
+    """user+sys CPU-s of a live process and its descendants, with their reaped children
+    (the JVM's Python workers are reused, so they live through a warm run)."""
+    parents, times = {}, {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry)
-        parents[pid] = int(fields[1])
-        times[pid] = sum(int(x) for x in fields[11:15]) / _TICK   # utime stime cutime cstime
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            times[int(entry)] = sum(int(x) for x in fields[11:15]) / _TICK
     total, stack = 0.0, [root]
     while stack:
         pid = stack.pop()
         total += times.get(pid, 0.0)
-        stack.extend(child for child, parent in parents.items() if parent == pid)
+        stack.extend(c for c, p in parents.items() if p == pid)
     return total
 
 
-def ensure_corpus(directory: Path, size_mb: float, shards: int) -> float:
-    """Generate the bench corpus once (not timed as part of the benchmark)."""
-    if (directory / "_manifest.json").exists():
-        return 0.0
-    t = time.monotonic()
-    subprocess.run([sys.executable, str(REPO / "jobs" / "generate_corpus.py"), "--profile", "bench",
-                    "--output", str(directory), "--shards", str(shards),
-                    "--shard-mb", str(size_mb / shards), "--workers", "2"], check=True)
-    return time.monotonic() - t
-
-
-def zstd_rate(files: list[Path]) -> tuple[float, float, int]:
-    """(wall MB/s, MB per CPU-second, bytes) of `zstd -dc` over the corpus."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.monotonic()
-    total = 0
-    for f in files:
-        proc = subprocess.Popen(["zstd", "-dc", str(f)], stdout=subprocess.PIPE)
-        while block := proc.stdout.read(1 << 20):
-            total += len(block)
-        proc.wait()
-    wall = time.monotonic() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return total / 1e6 / wall, total / 1e6 / cpu, total
-
-
-def first_lines(files: list[Path], limit_mb: float) -> tuple[list[tuple[int, bytes]], int]:
-    """(line number, line) of the first `limit_mb` MB of the corpus, and their size."""
-    lines, size = [], 0
-    for f in files:
-        for number, line in iter_lines(str(f)):
-            lines.append((number, line))
-            size += len(line) + 1
-            if size >= limit_mb * 1e6:
-                return lines, size
-    return lines, size
-
-
-def reference_rate(files: list[Path], limit_mb: float, rules: TermRules) -> tuple[float, float]:
-    """Reference counter over the first `limit_mb` of the corpus (its rate is per MB)."""
-    numbered, size = first_lines(files, limit_mb)
-    lines = [line for _, line in numbered]
-    t = time.process_time()
-    count_jsonl_lines(lines, rules)
-    return size / 1e6 / (time.process_time() - t), size / 1e6
-
-
-def engine_rate(files: list[Path], limit_mb: float, rules: TermRules) -> float:
-    """The job's per-task code (parse, tokenise, count, sum by key) in this process, no Spark:
-    MB per CPU-second over the first `limit_mb` MB, the same records as the reference."""
-    from freqgap.counting.partials import count_lines
-
-    numbered, size = first_lines(files, limit_mb)
-    rows = [(0, number, line, False, None) for number, line in numbered]
-    t = time.process_time()
-    for _ in count_lines(iter(rows), rules, "fail", {0: "bench"}):
-        pass
-    return size / 1e6 / (time.process_time() - t)
-
-
-def job_seconds(spark, inputs: list[str], out: Path, rules: TermRules) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of driver + JVM + Python workers) of one job run."""
-    shutil.rmtree(out, ignore_errors=True)
-    jvm = spark.sparkContext._gateway.proc.pid
-    cpu0, t = tree_cpu_seconds(jvm) + time.process_time(), time.monotonic()
-    manifest = run_count(inputs, str(out), rules=rules, spark=spark, progress_interval=10)
-    job_seconds.last_totals = manifest["totals"]
-    return time.monotonic() - t, tree_cpu_seconds(jvm) + time.process_time() - cpu0
+def pile_projection(rate: float) -> str:
+    """Cores for the Pile in 30 minutes at `rate` MB per CPU-second, one task per file unless
+    a file alone takes longer than that (then spread, ~1.4x the CPU)."""
+    shard_mb = PILE_MB / PILE_FILES
+    shard_s = shard_mb / rate
+    limit = PILE_MINUTES * 60
+    if shard_s <= limit:
+        for cores in range(1, PILE_FILES + 1):
+            if -(-PILE_FILES // cores) * shard_s <= limit:
+                break
+        how = (f"one task per file: a shard of {shard_mb / 1e3:,.0f} GB takes {shard_s / 60:,.1f} min "
+               f"on one core, so {cores} cores ({-(-PILE_FILES // cores)} rounds of files) "
+               f"finish in {-(-PILE_FILES // cores) * shard_s / 60:,.1f} min")
+    else:
+        cores = -(-int(PILE_MB * 1.4 / rate) // limit)
+        how = (f"a shard alone takes {shard_s / 60:,.0f} min on one core (more than 30), so lines "
+               f"are spread over all cores (~1.4x the CPU): {cores} cores")
+    return (f"The Pile (≈ {PILE_MB / 1e6:.1f} TB of JSON Lines in {PILE_FILES} files) at the warm "
+            f"rate of {rate:,.1f} MB per CPU-second: {PILE_MB / rate / 3600:,.1f} CPU-hours; {how}.")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", default=str(REPO / "out" / "bench" / "corpus"))
-    ap.add_argument("--size-mb", type=float, default=520.0, help="uncompressed corpus size")
-    ap.add_argument("--shards", type=int, default=4)
-    ap.add_argument("--reference-mb", type=float, default=60.0,
-                    help="MB of the corpus the (slow) reference counter runs over")
-    ap.add_argument("--cores", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--quick", action="store_true", help="one run per measure, big-files layout "
+                    "only for the warm W=10 run, 15 MB for the reference")
+    ap.add_argument("--cores", type=int, default=2, help="local[N] of the Spark runs")
+    ap.add_argument("--reference-mb", type=float, default=30.0,
+                    help="MB of each corpus the (slow) plain Python reference runs over")
+    ap.add_argument("--generated-mb", type=float, default=192.0, help="size of the generated corpus")
     ap.add_argument("--report", default=str(REPO / "bench" / "results" / "count.md"))
     args = ap.parse_args()
+    runs = 1 if args.quick else 3
+    ref_mb = 15.0 if args.quick else args.reference_mb
+    become_subreaper()
+    load_start = os.getloadavg()
 
-    corpus = Path(args.corpus)
-    gen_s = ensure_corpus(corpus, args.size_mb, args.shards)
-    files = sorted(corpus.glob("*.jsonl.zst"))
-    rules = TermRules.from_conf()
-    zstd_wall, zstd_cpu, raw_bytes = zstd_rate(files)
-    raw_mb = raw_bytes / 1e6
-    # The single-process rates alternate, three times each, and the medians are kept.
-    ref_runs, engine_runs = [], []
-    for _ in range(3):
-        ref_cpu, ref_mb = reference_rate(files, args.reference_mb, rules)
-        ref_runs.append(ref_cpu)
-        engine_runs.append(engine_rate(files, args.reference_mb, rules))
-    ref_cpu, engine_cpu = sorted(ref_runs)[1], sorted(engine_runs)[1]
+    real = ensure_realtext(WORK / "realtext")
+    ensure_generated(WORK / "generated", 24, args.generated_mb / 24)
+    ensure_big_layout(WORK / "generated" / "small", WORK / "generated" / "big")
+    corpora = {"real text": WORK / "realtext", "generated": WORK / "generated"}
+    rules5 = TermRules.from_conf()
+    rules10 = TermRules.from_config({**rules5.to_config(), "window": 10})
+
+    compile_cold, compile_warm = numba_compile_seconds()
+    tiny = WORK / "tiny"
+    tiny.mkdir(parents=True, exist_ok=True)
+    first = sorted((WORK / "realtext" / "small").glob("*.jsonl.zst"))[0]
+    (tiny / "tiny.jsonl").write_bytes(b"".join(l + b"\n" for _, l in zip(range(2000), (x for _, x in iter_lines(str(first))))))
+    fixed = [cold_run(tiny, WORK / "out-tiny", args.cores) for _ in range(runs)]
+    fixed_wall, fixed_cpu = statistics.median(w for w, _ in fixed), statistics.median(c for _, c in fixed)
 
     from freqgap.spark_session import get_spark
     t = time.monotonic()
     spark = get_spark(master=f"local[{args.cores}]", app_name="freqgap-bench")
-    spark_start = time.monotonic() - t
-    work = REPO / "out" / "bench"
-    small_dir = work / "small"
-    shutil.rmtree(small_dir, ignore_errors=True)
-    small_dir.mkdir(parents=True)
-    small_lines = [line for _, line in zip(range(2000), iter_lines(str(files[0])))]
-    (small_dir / "small.jsonl").write_bytes(b"\n".join(l for _, l in small_lines) + b"\n")
-    small_mb = (small_dir / "small.jsonl").stat().st_size / 1e6
-    half = [str(f) for f in files[: len(files) // 2]]
-    half_mb = sum(len(line) + 1 for f in files[: len(files) // 2] for _, line in iter_lines(str(f))) / 1e6
-    rules10 = TermRules.from_config({**rules.to_config(), "window": 10})
-    runs = {}
-    for label, r in (("W=5", rules), ("W=10", rules10)):
-        cold = job_seconds(spark, [str(corpus)], work / "out-full", r)       # warm-up
-        small = job_seconds(spark, [str(small_dir)], work / "out-small", r)
-        part = job_seconds(spark, half, work / "out-half", r)
-        full = job_seconds(spark, [str(corpus)], work / "out-full", r)
-        runs[label] = {"wall": (raw_mb - half_mb) / max(full[0] - part[0], 1e-9),
-                       "cpu": (raw_mb - half_mb) / max(full[1] - part[1], 1e-9),
-                       "small_wall": small[0], "full_wall": full[0], "jit_cpu": cold[1] - full[1],
-                       "totals": job_seconds.last_totals}
-    rows = [
-        ("zstd -dc (decompression only)", zstd_wall, zstd_cpu),
-        (f"Python reference (first {ref_mb:.0f} MB, median of 3)", None, ref_cpu),
-        (f"count_terms' task code alone, no Spark (same {ref_mb:.0f} MB, median of 3)", None, engine_cpu),
-        (f"count_terms W=5, local[{args.cores}], steady state (marginal)", runs["W=5"]["wall"], runs["W=5"]["cpu"]),
-        (f"count_terms W=10, local[{args.cores}], steady state (marginal)", runs["W=10"]["wall"], runs["W=10"]["cpu"]),
+    session_s = time.monotonic() - t
+
+    results: dict[str, dict] = {}
+    for name, root in corpora.items():
+        lines, mb_ref = reference_lines(sorted((root / "small").glob("*.jsonl.zst")), ref_mb)
+        ref = median_rate(lambda: reference_rate(lines, mb_ref, rules5), runs)
+        del lines
+        for layout in ("small", "big"):
+            files = sorted((root / layout).glob("*.jsonl.zst"))
+            mb = _mb(files)
+            row = {"files": len(files), "mb": mb, "reference": ref, "zstd": zstd_rate(files)}
+            row["task_numba"] = median_rate(lambda: task_code_rate(files, mb, rules5, "numba"), runs)
+            row["task_numpy"] = task_code_rate(files, mb, rules5, "numpy")
+            cw, cc = cold_run(root / layout, WORK / "out-cold", args.cores)
+            row["cold"], row["cold_wall"], row["cold_cpu"] = mb / cc, cw, cc
+            warm_run(spark, root / layout, WORK / "out-warm", rules5)          # warm-up
+            warm = [warm_run(spark, root / layout, WORK / "out-warm", rules5) for _ in range(runs)]
+            row["warm"] = mb / statistics.median(c for _, c, _ in warm)
+            row["warm_wall"] = statistics.median(w for w, _, _ in warm)
+            row["totals"] = warm[0][2]
+            if layout == "big":
+                w10 = [warm_run(spark, root / layout, WORK / "out-warm", rules10) for _ in range(runs)]
+                row["warm_w10"] = mb / statistics.median(c for _, c, _ in w10)
+                row["task_numba_w10"] = median_rate(lambda: task_code_rate(files, mb, rules10, "numba"), runs)
+                row["totals_w10"] = w10[0][2]
+            results[f"{name}|{layout}"] = row
+            print(f"bench: {name}, {layout}: {json.dumps({k: v for k, v in row.items() if 'totals' not in k})}",
+                  flush=True)
+    spark.stop()
+
+    lines_out = [
+        f"Machine: {os.cpu_count()} cores, local[{args.cores}]; load average {load_start[0]:.1f} at start, "
+        f"{os.getloadavg()[0]:.1f} at the end (other work shares the machine: rates are per CPU-second). "
+        f"Medians of {runs}.",
+        f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
+        + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
+        "",
+        "| corpus, layout | cold run (1 spark-submit) | warm job | task code, numba | task code, numpy "
+        "| Python reference | zstd -dc |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    lines = [f"Corpus: {len(files)} shards, {raw_mb:,.0f} MB JSON Lines "
-             f"({sum(f.stat().st_size for f in files) / 1e6:,.0f} MB zstd); machine: {os.cpu_count()} cores, "
-             f"load average at start {os.getloadavg()[0]:.1f}.",
-             "", "| run | wall MB/s | MB per CPU-second (per core) | per core vs reference |",
-             "|---|---:|---:|---:|"]
-    lines += [f"| {name} | {'-' if wall is None else f'{wall:,.1f}'} | {cpu:,.1f} | {cpu / ref_cpu:,.2f}x |"
-              for name, wall, cpu in rows]
-    w5, w10 = runs["W=5"], runs["W=10"]
-    t5, t10 = w5["totals"], w10["totals"]
-    lines += ["", f"Window 10 costs {w5['cpu'] / w10['cpu']:,.2f}x window 5 in CPU time "
-                  f"({w5['wall'] / w10['wall']:,.2f}x in wall time), steady state. It counts "
-                  f"{t10['pair_occurrences'] / t5['pair_occurrences']:,.1f}x the pair and "
-                  f"{t10['triple_occurrences'] / t5['triple_occurrences']:,.1f}x the triple occurrences "
-                  f"({t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}; distinct triples "
-                  f"{t5['distinct_triples']:,} -> {t10['distinct_triples']:,}) on this corpus, where "
-                  f"{t5['term_occurrences'] / t5['tokens']:.1%} of tokens are terms.",
-              f"Fixed costs: Spark session start {spark_start:,.1f} s; one job run on a "
-              f"{small_mb:.1f} MB file {w5['small_wall']:,.1f} s wall (planning, merge, commit); "
-              f"JVM warm-up (first run's extra CPU) {w5['jit_cpu']:,.1f} CPU-s; "
-              f"full W=5 run, warm, {w5['full_wall']:,.1f} s wall."]
-    if gen_s:
-        lines.append(f"(Generating the corpus took {gen_s:,.0f} s, not part of the benchmark.)")
-    report = "\n".join(lines)
+    for key, r in results.items():
+        name, layout = key.split("|")
+        ref = r["reference"]
+        cell = lambda v: f"{v:,.1f} ({v / ref:,.1f}x)"  # noqa: E731
+        lines_out.append(f"| {name}, {r['files']} files of {r['mb'] / r['files']:,.0f} MB | {cell(r['cold'])} "
+                         f"| {cell(r['warm'])} | {cell(r['task_numba'])} | {cell(r['task_numpy'])} "
+                         f"| {ref:,.1f} (1x) | {cell(r['zstd'])} |")
+    lines_out += ["", "MB of JSON Lines per CPU-second (all processes), and in brackets as a multiple of "
+                  "the plain Python reference on the same corpus.", ""]
+    for name in corpora:
+        r = results[f"{name}|big"]
+        t5, t10 = r["totals"], r["totals_w10"]
+        lines_out.append(
+            f"- {name}: W=10 costs {r['warm'] / r['warm_w10']:,.2f}x the CPU of W=5 (warm job, 2 files), "
+            f"task code {r['task_numba'] / r['task_numba_w10']:,.2f}x; "
+            f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
+            f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
+            f"{r['warm'] / r['task_numba']:.0%} of the task code's rate (2 files), "
+            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files).")
+    lines_out += [
+        "",
+        f"Fixed costs: a cold spark-submit on a 2,000-line file {fixed_cpu:,.1f} CPU-s, {fixed_wall:,.1f} s wall "
+        f"(JVM and Python start, session, planning, commit); numba compiling the finder in a fresh "
+        f"process {compile_cold:,.1f} CPU-s with an empty cache, {compile_warm:,.1f} CPU-s with it cached "
+        f"(import and load included); starting this process's Spark session {session_s:,.1f} s wall.",
+        "",
+        pile_projection(results["real text|big"]["warm"]),
+    ]
+    report = "\n".join(lines_out)
     print(report)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
     Path(args.report).write_text(report + "\n")
-    json.dump({"zstd_cpu": zstd_cpu, "reference_cpu": ref_cpu, "engine_cpu": engine_cpu, "runs": runs,
-               "spark_start_s": spark_start},
-              open(Path(args.report).with_suffix(".json"), "w"), indent=1)
-    spark.stop()
+    Path(args.report).with_suffix(".json").write_text(json.dumps(
+        {"results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
+         "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
+         "load_average": [load_start, os.getloadavg()], "realtext": real}, indent=1, default=str))
     return 0
 
 
