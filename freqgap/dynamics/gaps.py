@@ -20,6 +20,12 @@ from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso, write_manif
 from freqgap.progress import Progress
 
 DB_NAME = "dynamics.duckdb"
+# columns of the bucketed views standing in for a dataset the counts lack (max_order < 3)
+_BUCKETED_EMPTY = {
+    "pairs": [("t1", "VARCHAR"), ("t2", "VARCHAR"), ("step_bucket", "BIGINT"), ('"count"', "BIGINT")],
+    "triples": [("t1", "VARCHAR"), ("t2", "VARCHAR"), ("t3", "VARCHAR"), ("step_bucket", "BIGINT"),
+                ('"count"', "BIGINT")],
+}
 FILES = {"gaps": "gaps_by_step.parquet", "per_key": "per_key_by_step.parquet"}
 
 
@@ -75,7 +81,7 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
     (for summary = {task, freq_def, k}) under opts.results; the manifest last."""
     from freqgap.gaps import run as gaps_run
     from freqgap.gaps.inputs import resolve_inputs
-    from freqgap.gaps.sqlrun import EMPTY_COUNTS, run_sql_file
+    from freqgap.gaps.sqlrun import EMPTY_COUNTS, empty_view, run_sql_file
 
     started = now_iso()
     opts.validate()
@@ -101,8 +107,7 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
         run_sql_file(con, "20_selection.sql", variables)
         gaps_run._check_selection(con, inputs, opts)
         run_sql_file(con, "40_dynamics.sql", variables, replace={
-            f"bucketed_{n}": EMPTY_COUNTS[n].replace(f"VIEW {n} ", f"VIEW bucketed_{n} ").replace(
-                'AS "count"', 'AS "count", NULL::BIGINT AS step_bucket') for n in inputs.missing})
+            f"bucketed_{n}": empty_view(f"bucketed_{n}", _BUCKETED_EMPTY[n]) for n in inputs.missing})
         bad = con.execute("SELECT revision, step, files FROM check_checkpoint_steps").fetchall()
         if bad:
             rev, step, files = bad[0]
