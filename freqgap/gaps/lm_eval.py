@@ -23,6 +23,7 @@ from freqgap.gaps.inputs import GapsInputError, dataset_glob
 from freqgap.inference.parse import score
 from freqgap.inference.writer import PREDICTION_SCHEMA
 from freqgap.contract import INSTANCE_STAGES
+from freqgap.jsonl import iter_json_objects
 from freqgap.manifest import (build_manifest, describe_local_inputs, now_iso, read_manifest,
                               write_manifest)
 
@@ -116,22 +117,7 @@ def shots_from_results(results_path: Path, lm_task: str) -> int | None:
 
 def read_samples(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     """(line number, sample) for each non-empty line, with errors naming file and line."""
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise LmEvalImportError(f"{path}: cannot open ({exc.strerror})") from exc
-    with handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LmEvalImportError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise LmEvalImportError(f"{path}:{lineno}: expected a JSON object, got "
-                                        f"{type(obj).__name__}")
-            yield lineno, obj
+    return iter_json_objects(path, LmEvalImportError)
 
 
 def _shots(path: Path, lm_task: str, k: int | None) -> tuple[int, str, Path | None]:

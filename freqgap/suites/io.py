@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from freqgap.errors import FreqgapError
+from freqgap.jsonl import iter_json_objects
 
 
 class SuiteDataError(FreqgapError):
@@ -30,23 +31,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSON Lines file."""
     path = Path(path)
     _check_file(path)
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise SuiteDataError(f"{path}:{lineno}: not UTF-8 text (a binary or "
-                                     "differently encoded file?)") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SuiteDataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise SuiteDataError(f"{path}:{lineno}: expected a JSON object, got "
-                                     f"{type(obj).__name__}")
-            yield lineno, obj
+    return iter_json_objects(path, SuiteDataError)
 
 
 def iter_csv(path: str | Path, required: tuple[str, ...],
