@@ -126,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         args._argv = argv
         return int(args._run(args) or 0)
+    except BrokenPipeError:
+        # The reader of our stdout went away (`freqgap query … | head`): not an error of ours.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except FreqgapError as exc:
         sys.stdout.flush()
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())

@@ -228,3 +228,22 @@ def test_unwritable_output_is_refused_before_work(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="is not writable"):
         writable_dir("--out", tmp_path / "new" / "dir")
     assert writable_dir("--out", "s3a://bucket/counts") == Path("s3a://bucket/counts")
+
+
+def test_closed_stdout_is_not_a_traceback():
+    """`freqgap … | head`: the reader leaves early; exit 1 without a BrokenPipeError trace."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)                      # nobody will read: the first write fails (EPIPE)
+    try:
+        scores = Path(__file__).resolve().parents[1] / "fixtures/suites/tinad_predictions.jsonl"
+        proc = subprocess.run([sys.executable, "-m", "freqgap", "suite", "tinad", "--score",
+                               str(scores)], stdout=write_end, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr
