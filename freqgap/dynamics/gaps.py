@@ -1,15 +1,15 @@
 """Δ per checkpoint: each revision's predictions joined with ω as of that revision's step.
 
-The gaps stage's own SQL (sql/20..30) and steps (checks, bootstrap intervals, logistic
-slope) run once per checkpoint, with two statements swapped in (sql/41_dynamics_checkpoint.sql):
-the predictions of that revision only, and ω from the cumulative bucket sums of
-sql/40_dynamics.sql. So the bin rule, Δ, its interval and the slope exist once, in gaps.
+The gaps stage's public engine (freqgap/gaps/engine.py: its SQL sql/20..30, checks, bootstrap
+intervals, logistic slope) runs once per checkpoint, with its two inputs swapped
+(sql/41_dynamics_checkpoint.sql): the predictions of that revision only, and ω from the
+cumulative bucket sums of sql/40_dynamics.sql. So the bin rule, Δ, its interval and the slope
+exist once, in gaps.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -51,6 +51,8 @@ def _counts_edges(counts_manifest: dict[str, Any], counts_dir: Path) -> list[int
 
 
 def _checkpoint_statements() -> dict[str, str]:
+    """The statements of sql/41_dynamics_checkpoint.sql by the name each defines (the
+    engine's PREDICTIONS_VIEW and OMEGA_TABLE)."""
     from freqgap.gaps.sqlrun import defined_name, statements
     from freqgap.paths import SQL_DIR
 
@@ -79,9 +81,9 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
                       log: Callable[[str], None] | None = None) -> DynamicsResult:
     """Write gaps_by_step / per_key_by_step (Parquet, DuckDB), the plots and summary.md
     (for summary = {task, freq_def, k}) under opts.results; the manifest last."""
-    from freqgap.gaps import run as gaps_run
+    from freqgap.gaps import engine
     from freqgap.gaps.inputs import resolve_inputs
-    from freqgap.gaps.sqlrun import EMPTY_COUNTS, empty_view, run_sql_file
+    from freqgap.gaps.sqlrun import empty_view, run_sql_file
 
     started = now_iso()
     opts.validate()
@@ -90,22 +92,11 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
     results = opts.path(opts.results).resolve()
     results.mkdir(parents=True, exist_ok=True)
     (results / MANIFEST_NAME).unlink(missing_ok=True)
-    db_path = results / DB_NAME
-    tmp_db = db_path.with_name(f".{db_path.name}.tmp")
-    tmp_db.unlink(missing_ok=True)
-    spill = results / ".duckdb_tmp"
-    con = gaps_run._connect(tmp_db, opts, spill)
     t0 = time.monotonic()
-    try:
-        variables = gaps_run._variables(inputs, opts)
+    with engine.database(results / DB_NAME, opts, results / ".duckdb_tmp") as con:
+        variables = engine.sql_variables(inputs, opts)
         variables["bucket_edges_csv"] = ",".join(str(e) for e in edges)
-        gaps_run._check_inputs(con, inputs)
-        replace = {name: EMPTY_COUNTS[name] for name in inputs.missing}
-        run_sql_file(con, "10_inputs.sql", variables, replace)
-        run_sql_file(con, "15_checks.sql", variables)
-        gaps_run._run_checks(con, inputs)
-        run_sql_file(con, "20_selection.sql", variables)
-        gaps_run._check_selection(con, inputs, opts)
+        engine.load_inputs(con, inputs, opts, variables)
         run_sql_file(con, "40_dynamics.sql", variables, replace={
             f"bucketed_{n}": empty_view(f"bucketed_{n}", _BUCKETED_EMPTY[n]) for n in inputs.missing})
         bad = con.execute("SELECT revision, step, files FROM check_checkpoint_steps").fetchall()
@@ -120,33 +111,22 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
         progress = Progress("dynamics gaps", total=len(checkpoints), unit="checkpoints", interval=0.0)
         for revision, step in checkpoints:
             v = {**variables, "revision": revision, "step": int(step)}
-            run_sql_file(con, "20_selection.sql", v, {"selected_predictions": swap["selected_predictions"]})
-            run_sql_file(con, "25_per_key.sql", v, {"key_omega": swap["key_omega"]})
-            gaps_run._check_counts_unique(con, inputs)
-            run_sql_file(con, "30_gaps.sql", v)
-            gaps_run._check_bins(con, opts)
-            gaps_run._insert_intervals(con, opts)
-            gaps_run._insert_logistic(con, opts)
+            engine.select_predictions(con, v, swap[engine.PREDICTIONS_VIEW])
+            engine.compute_per_key(con, inputs, v, swap[engine.OMEGA_TABLE])
+            engine.compute_gaps(con, opts, v)
+            engine.fill_intervals(con, opts)
             run_sql_file(con, "42_dynamics_collect.sql", v)
             progress.update(advance=1, force=True, extra=f"{revision} done")
             if log:
                 log(f"Δ at {revision}")
         order = "ORDER BY model, task, k, freq_def, step"
         for name, file in FILES.items():
-            tmp = results / f".{file}.tmp"
+            tmp = engine.tmp_path(results / file)
             con.execute(f"COPY (SELECT * FROM {name}_by_step {order}) TO '{tmp}' "
                         "(FORMAT parquet, COMPRESSION zstd)")
             tmp.replace(results / file)
         gaps = con.execute(f"SELECT * FROM gaps_by_step {order}").df()
         per_key = con.execute(f"SELECT * FROM per_key_by_step {order}, omega, key").df()
-        con.close()
-    except BaseException:
-        con.close()
-        tmp_db.unlink(missing_ok=True)
-        shutil.rmtree(spill, ignore_errors=True)
-        raise
-    tmp_db.replace(db_path)
-    shutil.rmtree(spill, ignore_errors=True)
     outputs = [*FILES.values(), DB_NAME, *_report(results, gaps, per_key, opts, summary)]
     totals = {"checkpoints": len(checkpoints), "gaps_rows": len(gaps), "per_key_rows": len(per_key),
               "steps": [int(s) for _, s in checkpoints], "seconds": round(time.monotonic() - t0, 2)}

@@ -58,9 +58,16 @@ def defined_name(statement: str) -> str | None:
 
 def run_sql_file(con, name: str, variables: dict[str, Any],
                  replace: dict[str, str] | None = None, sql_dir: Path = SQL_DIR) -> None:
-    """Execute sql/<name>; statements defining a view listed in `replace` run its SQL instead."""
+    """Execute sql/<name>; statements defining a view listed in `replace` run its SQL instead.
+
+    A name in `replace` that the file does not define is a bug (a view renamed on one side
+    only) and raises before anything runs, instead of silently running the file's own SQL."""
     path = sql_dir / name
-    for stmt in statements(path.read_text(encoding="utf-8")):
+    stmts = statements(path.read_text(encoding="utf-8"))
+    unknown = set(replace or ()) - {defined_name(s) for s in stmts}
+    if unknown:
+        raise KeyError(f"{path}: defines no {sorted(unknown)} to replace")
+    for stmt in stmts:
         target = defined_name(stmt)
         if replace and target in replace:
             stmt = replace[target]

@@ -156,3 +156,12 @@ def test_command_line_gives_the_same_table(chain, tmp_path, capsys):
     cols = ["step", "freq_def", "delta", "ci_low", "ci_high"]
     pd.testing.assert_frame_equal(again[cols].reset_index(drop=True),
                                   result.gaps[cols].reset_index(drop=True), check_dtype=False)
+
+
+def test_checkpoint_statements_replace_the_engines_two_inputs():
+    """sql/41 defines exactly the inputs the gaps engine lets a caller replace, so a rename on
+    either side fails here (and run_sql_file refuses it at run time)."""
+    from freqgap.dynamics.gaps import _checkpoint_statements
+    from freqgap.gaps import engine
+
+    assert set(_checkpoint_statements()) == {engine.PREDICTIONS_VIEW, engine.OMEGA_TABLE}

@@ -10,7 +10,8 @@ import ast
 
 from freqgap.paths import REPO_ROOT
 
-BASE = {"errors", "paths", "config", "manifest", "contract", "progress", "spark_session"}
+BASE = {"errors", "paths", "config", "manifest", "contract", "progress", "spark_session",
+        "jsonl"}
 BELOW_GAPS = BASE | {"analysis", "corpus", "counting", "instances", "inference", "training",
                      "gaps"}
 
