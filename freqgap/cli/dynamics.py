@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import add_device, add_out, positive_int, str_list
+from freqgap.cli.common import (HelpFormatter, Parser, add_device, add_out, common_parent,
+                                positive_int, str_list)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    demo = sub.add_parser("demo", help="make dynamics: the demo model trained here with log-spaced "
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
+
+    def action(name: str, summary: str) -> argparse.ArgumentParser:
+        """A nested subcommand with the shared --conf/--verbose (also after its name)."""
+        return sub.add_parser(name, help=summary, description=summary,
+                              parents=[common_parent(nested=True)], formatter_class=HelpFormatter)
+
+    demo = action("demo", "make dynamics: the demo model trained here with log-spaced "
                           "checkpoints, its data order counted by step, Δ per checkpoint "
                           "(conf/dynamics.yaml demo)")
     demo.add_argument("--steps", type=positive_int, metavar="N",
@@ -28,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     demo.add_argument("--boot-reps", type=positive_int, metavar="N",
                       help="bootstrap resamples per checkpoint and group (conf: 1000)")
     add_device(demo)
-    gaps = sub.add_parser("gaps", help="Δ, accuracy and the logistic slope per checkpoint from "
+    gaps = action("gaps", "Δ, accuracy and the logistic slope per checkpoint from "
                           "bucketed counts, instances and predictions of several revisions stepN")
     gaps.add_argument("--counts", required=True, metavar="DIR",
                       help="counts by training position (freqgap count --order-of / --training-order)")
@@ -78,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from freqgap.workflows.dynamics import DynamicsDemoOptions, run_dynamics_demo
 
     opts = DynamicsDemoOptions.from_conf(resume=args.resume or None, boot_reps=args.boot_reps,
-                                         device=args.device)
+                                         device=args.device, verbose=args.verbose or None)
     if args.steps:
         from freqgap.training.settings import load_settings
 

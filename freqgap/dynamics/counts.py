@@ -13,9 +13,10 @@ from freqgap.counting.rules import TermRules
 
 def count_model_order(model_dir: str | Path, output: str | Path, spark=None,
                       rules: TermRules | None = None, edges: list[int] | None = None,
-                      **options: Any) -> dict[str, Any]:
+                      verbose: bool = False, **options: Any) -> dict[str, Any]:
     """Counts of everything the model in `model_dir` trained on, by checkpoint bucket
-    (data_order/order.json gives sequences per step, the EOD token and the checkpoints)."""
+    (data_order/order.json gives sequences per step, the EOD token and the checkpoints);
+    verbose shows Spark's INFO logs when the session is started here."""
     from freqgap.spark_session import get_spark
     from freqgap.training.order import read_order
 
@@ -25,4 +26,4 @@ def count_model_order(model_dir: str | Path, output: str | Path, spark=None,
                          extra={"order_of": str(Path(model_dir))})
     opts = CountOptions(inputs=[info["prefix_path"]], output=str(output),
                         rules=rules or TermRules.from_conf(), **options)
-    return OrderedCountJob(spark or get_spark(), opts, order).run()
+    return OrderedCountJob(spark or get_spark(verbose=verbose), opts, order).run()

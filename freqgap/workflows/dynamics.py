@@ -33,6 +33,7 @@ class DynamicsDemoOptions:
     boot_reps: int = 1000
     summary: dict[str, Any] = field(default_factory=lambda: {"task": "mult", "freq_def": "1", "k": 2})
     device: str | None = None
+    verbose: bool = False     # libraries' logs (Spark INFO, transformers loading) shown
     resume: bool = False      # keep a trained model whose manifest matches the settings
 
     @classmethod
@@ -99,7 +100,7 @@ def run_dynamics_demo(opts: DynamicsDemoOptions, spark=None, log: Callable[[str]
     if counts.exists():
         shutil.rmtree(counts)       # counts of an earlier model would be refused, not replaced
     log("[dynamics] counting the training order by checkpoint bucket (Spark)")
-    count_model_order(model_dir, counts, spark=spark)
+    count_model_order(model_dir, counts, spark=spark, verbose=opts.verbose)
     times["count_s"] = time.monotonic() - t
 
     t = time.monotonic()
@@ -113,7 +114,7 @@ def run_dynamics_demo(opts: DynamicsDemoOptions, spark=None, log: Callable[[str]
     log(f"[dynamics] predicting at {len(revisions)} checkpoints: {', '.join(revisions)}")
     predictions = _fresh(work / "predictions")
     predict_revisions(work / "instances" / "prompts.parquet", predictions, str(model_dir), revisions,
-                      name="dynamics-demo", device=opts.device)
+                      name="dynamics-demo", device=opts.device, verbose=opts.verbose)
     times["predict_s"] = time.monotonic() - t
 
     t = time.monotonic()

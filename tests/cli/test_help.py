@@ -147,3 +147,16 @@ def test_shared_flags_work_before_and_after_a_nested_subcommand():
     args = build_parser("suite").parse_args(["suite", "tinad", "--data", "x", "--models", "m",
                                              "--out", "o"])
     assert args.verbose is False and args.conf is None
+
+
+@pytest.mark.parametrize("action, rest", [
+    ("demo", ["--steps", "8"]),
+    ("gaps", ["--counts", "c", "--instances", "i", "--predictions", "p"]),
+])
+def test_dynamics_actions_take_the_shared_flags_before_and_after(action, rest, tmp_path):
+    for argv in (["dynamics", "--verbose", "--conf", str(tmp_path), action],
+                 ["dynamics", action, "--verbose", "--conf", str(tmp_path)]):
+        args = build_parser("dynamics").parse_args(argv + rest)
+        assert args.verbose is True and args.conf == str(tmp_path) and args.action == action
+    args = build_parser("dynamics").parse_args(["dynamics", action] + rest)
+    assert args.verbose is False and args.conf is None

@@ -31,3 +31,31 @@ def test_mistakes_are_one_line_exit_2(argv, fragment, tmp_path, monkeypatch, cap
     assert invoke(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0], err
+
+
+def test_dynamics_demo_verbose_reaches_counting_and_predict(tmp_path, monkeypatch, capsys):
+    """`freqgap dynamics demo --verbose`: the Spark session and every model load get verbose
+    (the stages themselves replaced by recorders; the run's wiring is what is tested)."""
+    import freqgap.dynamics.counts as counts
+    import freqgap.dynamics.gaps as dgaps
+    import freqgap.inference.predict as predict
+    import freqgap.instances.run as instances
+    import freqgap.training.train as train
+
+    seen = {}
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(train, "train_model", lambda *a, **k: None)
+    monkeypatch.setattr(counts, "count_model_order", lambda *a, **k: seen.update(count=k))
+    monkeypatch.setattr(instances, "build_instances_dir", lambda *a, **k: None)
+    monkeypatch.setattr(predict, "predict_revisions", lambda *a, **k: seen.update(predict=k))
+
+    class Result:
+        results_dir = tmp_path
+
+    monkeypatch.setattr(dgaps, "run_dynamics_gaps", lambda *a, **k: Result())
+    for argv, verbose in ((["dynamics", "demo", "--verbose", "--steps", "4"], True),
+                          (["dynamics", "demo", "--steps", "4"], False)):
+        seen.clear()
+        assert invoke(argv) == 0
+        assert seen["count"]["verbose"] is verbose and seen["predict"]["verbose"] is verbose
+    assert "seconds per stage" in capsys.readouterr().out
