@@ -17,13 +17,16 @@ Run: make bench-inference   (or: .venv/bin/python bench/bench_inference.py --hel
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from alternate import print_rates, time_alternating  # noqa: E402
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -41,11 +44,12 @@ from tests.tiny_models import train_tiny_tokenizer  # noqa: E402
 PAPER_GRID_PROMPTS = 423_776   # prompts of the paper grid for ~100 x1 values (see docs)
 
 
-def build_bench_model(directory: Path) -> Path:
-    """A random GPT-NeoX, hidden 256 x 4 layers, saved with the tiny tokenizer."""
+def build_bench_model(directory: Path, tok=None) -> Path:
+    """A random GPT-NeoX, hidden 256 x 4 layers, saved with `tok` (default: the tiny
+    tokenizer)."""
     from transformers import AutoModelForCausalLM, GPTNeoXConfig
 
-    tok = train_tiny_tokenizer()
+    tok = tok or train_tiny_tokenizer()
     cfg = GPTNeoXConfig(vocab_size=len(tok), hidden_size=256, num_hidden_layers=4,
                         num_attention_heads=4, intermediate_size=1024,
                         max_position_embeddings=2048, bos_token_id=tok.eos_token_id,
@@ -120,20 +124,22 @@ def main(argv: list[str] | None = None) -> int:
         n_params = loaded.num_parameters
         runs = {"study (full prompts, batch 50, no reuse)": (False, 50),
                 f"prefix reuse (batch {args.reuse_batch_size})": (True, args.reuse_batch_size)}
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        results = {}
         # Warm-up (allocator, kernels), not timed.
         predict(tmp / "inst", tmp / "warm", loaded, label="bench", progress_interval=1e9)
-        for r in range(args.repeats):
-            for name, (reuse, batch) in runs.items():
-                out = tmp / f"run{r}-{len(results)}"
-                start = time.perf_counter()
-                manifest = predict(tmp / "inst", out, loaded.with_batch_size(batch), label="bench",
-                                   reuse_prefix=reuse, progress_interval=1e9)
-                times[name].append(time.perf_counter() - start)
-                results[(r, name)] = _rows(out)
-                n = manifest["totals"]["rows"]
-                tokens = manifest["totals"]["longest_prompt_tokens"]
+
+        def job(name: str, reuse: bool, batch: int) -> Callable[[int], tuple[Path, dict]]:
+            def call(r: int) -> tuple[Path, dict]:
+                out = tmp / f"run{r}-{name[:5]}"
+                return out, predict(tmp / "inst", out, loaded.with_batch_size(batch),
+                                    label="bench", reuse_prefix=reuse, progress_interval=1e9)
+            return call
+
+        times, outputs = time_alternating({name: job(name, *run) for name, run in runs.items()},
+                                          args.repeats)
+        results = {key: _rows(out) for key, (out, _) in outputs.items()}
+        manifest = list(outputs.values())[-1][1]
+        n = manifest["totals"]["rows"]
+        tokens = manifest["totals"]["longest_prompt_tokens"]
         first = next(iter(results.values()))
         identical = all(rows == first for rows in results.values())
         print(f"model: {model_dir} ({loaded.architecture}, {n_params / 1e6:.1f}M parameters, "
@@ -142,12 +148,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.repeats} alternating repeats, median shown")
         print(f"start-up: build model {t1 - t0:.2f} s, load model {t2 - t1:.2f} s "
               "(once per run, not in the rates)")
-        rates = {}
-        for name, ts in times.items():
-            rates[name] = n / statistics.median(ts)
-            print(f"  {name:45s} {rates[name]:8.1f} prompts/s   "
-                  f"(runs: {', '.join(f'{t:.2f}s' for t in ts)})")
-        base, fast = rates.values()
+        base, fast = print_rates(times, n, 45).values()
         print(f"speed-up: {fast / base:.1f}x   identical predictions: {identical}")
         print(f"full paper grid (~{PAPER_GRID_PROMPTS:,} prompts) at this k=16 rate: "
               f"{PAPER_GRID_PROMPTS / fast / 60:.1f} min with reuse vs "

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import torch  # noqa: E402
 
+from alternate import print_rates, time_alternating  # noqa: E402
+from bench_inference import build_bench_model  # noqa: E402
 from freqgap.inference.lm import get_lm  # noqa: E402
 from freqgap.suites import neqa  # noqa: E402
 from freqgap.suites.runner import shared_blocks  # noqa: E402
@@ -55,18 +56,8 @@ def bench_prompts(n: int, seed: int = 0) -> list[str]:
 
 def build_model(directory: Path, prompts: list[str]) -> Path:
     """bench_inference's random GPT-NeoX (256 x 4) with a tokenizer trained on the prompts."""
-    from transformers import AutoModelForCausalLM, GPTNeoXConfig
-
-    tok = train_tiny_tokenizer(default_texts(200) + prompts[:50] * 4, vocab_size=2000)
-    cfg = GPTNeoXConfig(vocab_size=len(tok), hidden_size=256, num_hidden_layers=4,
-                        num_attention_heads=4, intermediate_size=1024,
-                        max_position_embeddings=2048, bos_token_id=tok.eos_token_id,
-                        eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id,
-                        initializer_range=0.1)
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(cfg).save_pretrained(directory)
-    tok.save_pretrained(directory)
-    return directory
+    return build_bench_model(directory, train_tiny_tokenizer(default_texts(200) + prompts[:50] * 4,
+                                                             vocab_size=2000))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,15 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         lengths = [len(t) for t in lm.encode_batch(prompts)]
         shots = len(lm.encode(prefix))
         runs = {"full prompts": "", "shots' cache reused": prefix}
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        results = {}
         lm.next_token_logprobs(prompts[:args.batch_size], ids, top_k=50)     # warm-up
-        for _ in range(args.repeats):
-            for name, pre in runs.items():
-                start = time.perf_counter()
-                results[name] = lm.next_token_logprobs(prompts, ids, top_k=50, prefix=pre)
-                times[name].append(time.perf_counter() - start)
-        plain, reused = results.values()
+        times, results = time_alternating(
+            {name: (lambda r, pre=pre: lm.next_token_logprobs(prompts, ids, top_k=50, prefix=pre))
+             for name, pre in runs.items()}, args.repeats)
+        plain, reused = (results[(args.repeats - 1, name)] for name in runs)
         same_top = all([t.id for t in a.top] == [t.id for t in b.top]
                        for a, b in zip(plain, reused))
         diff = max(abs(x - y) for a, b in zip(plain, reused)
@@ -111,12 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"prompts: {len(prompts)} NeQA few-shot, {min(lengths)}-{max(lengths)} tokens "
               f"(shared shots {shots} tokens; reused for {lm.scoring_stats.reused // args.repeats} "
               f"prompts per run), {args.repeats} alternating repeats, median shown")
-        rates = {}
-        for name, ts in times.items():
-            rates[name] = len(prompts) / statistics.median(ts)
-            print(f"  {name:22s} {rates[name]:8.1f} prompts/s   "
-                  f"(runs: {', '.join(f'{t:.2f}s' for t in ts)})")
-        base, fast = rates.values()
+        base, fast = print_rates(times, len(prompts), 22).values()
         print(f"speed-up: {fast / base:.2f}x   same top-50 order: {same_top}   "
               f"max |delta log p|: {diff:.2e}")
         exact = lm.batch_invariant           # float32 on the CPU: must agree to 1e-5

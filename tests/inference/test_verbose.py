@@ -6,6 +6,8 @@ import logging
 
 import pytest
 
+from tests.verbose_spy import spy_library_output
+
 
 class _Records(logging.Handler):
     """Collects what transformers' loggers let through (their level is what we test)."""
@@ -64,16 +66,8 @@ def test_predict_cli_passes_verbose_to_the_load(flag, monkeypatch, tiny_model_di
     """`freqgap predict [--verbose]` end to end (in-process): the model is loaded with the
     flag's verbosity, and transformers' loading logs appear exactly with --verbose."""
     from freqgap.cli import main
-    from freqgap.inference import hf
 
-    seen = []
-    real = hf.library_output
-
-    def spy(verbose):
-        seen.append(verbose)
-        return real(verbose)
-
-    monkeypatch.setattr(hf, "library_output", spy)
+    seen = spy_library_output(monkeypatch)
     model = str(tiny_model_dirs["gptj"])
     code = main(["predict", "--prompts", str(instances_dir), "--model", model,
                  "--out", str(tmp_path / "p"), "--device", "cpu",

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from tests.suites.conftest import FIXTURES
+from tests.verbose_spy import spy_library_output
 
 
 @pytest.mark.parametrize("flag", [[], ["--verbose"]])
 def test_suite_cli_passes_verbose_to_the_load(flag, monkeypatch, tmp_path, tiny_model_dir):
     from freqgap.cli import main
     from freqgap.config import load_conf
-    from freqgap.inference import hf
     from freqgap.paths import CONF_ENV
 
     monkeypatch.setenv(CONF_ENV, "")      # main() sets it; monkeypatch removes it afterwards
@@ -19,14 +19,7 @@ def test_suite_cli_passes_verbose_to_the_load(flag, monkeypatch, tmp_path, tiny_
     conf["neqa"] = {**conf["neqa"], "prompt_types": ["zero_shot"]}   # no CoT: fast
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "suites.yaml").write_text(json.dumps(conf))
-    seen = []
-    real = hf.library_output
-
-    def spy(verbose):
-        seen.append(verbose)
-        return real(verbose)
-
-    monkeypatch.setattr(hf, "library_output", spy)
+    seen = spy_library_output(monkeypatch)
     code = main(["suite", "neqa", "--data", str(FIXTURES / "neqa.jsonl"), "--models",
                  str(tiny_model_dir), "--out", str(tmp_path / "out"), "--device", "cpu",
                  "--conf", str(tmp_path / "conf"), *flag])
