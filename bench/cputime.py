@@ -24,29 +24,45 @@ def become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def _reap_all(deadline_s: float) -> None:
-    """Wait for every remaining descendant (bounded by deadline_s)."""
+def _children() -> set[int]:
+    """Living (or zombie) child processes of this process."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == me:
+                        out.add(int(entry))
+            except OSError:
+                continue
+    return out
+
+
+def _reap_new(keep: set[int], deadline_s: float) -> None:
+    """Reap every child not in `keep` (orphaned descendants included), waiting up to deadline_s."""
     end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+    while True:
+        for pid in _children() - keep:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        if not (_children() - keep) or time.monotonic() > end:
             return
-        if pid == 0:
-            time.sleep(0.05)
+        time.sleep(0.05)
 
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
                  stdout=None, stderr=None, timeout_s: float = 1800) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the whole process tree, return code) of `cmd`."""
     become_subreaper()
-    _reap_all(0)
+    keep = _children()          # e.g. a Spark JVM this process runs itself: not ours to wait for
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=stderr)
     rc = proc.wait(timeout=timeout_s)
     wall = time.monotonic() - t
-    _reap_all(30)
+    _reap_new(keep, 30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, rc

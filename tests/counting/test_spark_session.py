@@ -48,3 +48,18 @@ def test_a_bad_record_prints_one_line_and_no_spark_log(tmp_path):
     err = proc.stderr.decode().splitlines()
     assert err == [err[0]] and err[0].startswith(f"bad input: {bad}:2: not valid JSON"), err
     assert not (tmp_path / "out" / "_manifest.json").exists()
+
+
+def test_local_workers_import_this_package(spark):
+    """Local mode: workers get this package's parent on PYTHONPATH (no zip: numba's cache
+    beside the modules is then shared by every run)."""
+    import freqgap
+
+    parent = str(Path(freqgap.__file__).resolve().parent.parent)
+    assert spark.sparkContext.environment["PYTHONPATH"].split(":")[0] == parent
+
+    def where(_):
+        import freqgap as f
+        yield str(Path(f.__file__).resolve().parent.parent)
+
+    assert set(spark.sparkContext.parallelize(range(2), 2).mapPartitions(where).collect()) == {parent}
