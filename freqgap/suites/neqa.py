@@ -44,7 +44,10 @@ SHOTS = (
      ("saltwater locations that are open", "any where with liquid"), 1,
      "Coral is a type of living organism which can be identified in?"),
 )
-PROMPT_TYPES = ("zero_shot", "zero_shot_hint", "few_shot", "few_shot_cot")
+# The authors' few-shot hint says "non-negated" where their zero-shot hint says "original".
+FEW_SHOT_HINT = (" Note that if there is a negation in the question, we should choose the wrong"
+                 " answer to the non-negated question.")
+PROMPT_TYPES = ("zero_shot", "zero_shot_hint", "few_shot", "few_shot_hint", "few_shot_cot")
 ISP_FIELDS = ("prompt", "classes", "answer_index")
 LETTER_SCORING = ("top50", "full", "sum")
 TOP_K = 50  # next-token log-probs the authors' API returned per prompt (logprobs=50)
@@ -186,10 +189,11 @@ def _cot_rationale(original_q: str, answer: int) -> str:
 
 
 def build_prompt(item: Item, kind: str) -> str:
-    """The authors' prompt of one kind: zero_shot, zero_shot_hint, few_shot, few_shot_cot."""
+    """The authors' prompt of one kind: zero_shot, zero_shot_hint, few_shot, few_shot_hint,
+    few_shot_cot."""
     if kind not in PROMPT_TYPES:
         raise ValueError(f"unknown NeQA prompt type {kind!r}; known: {', '.join(PROMPT_TYPES)}")
-    header = HEADER + (HINT if kind == "zero_shot_hint" else "")
+    header = HEADER + {"zero_shot_hint": HINT, "few_shot_hint": FEW_SHOT_HINT}.get(kind, "")
     parts = [header]
     if kind.startswith("few_shot"):
         for q, ch, ans, orig in SHOTS:

@@ -195,7 +195,10 @@ class NeQASuite(Suite):
         self.positions = positions
         self.items = [items[i] for i in positions]
         self.pairs = [pairs[i] for i in positions] if pairs is not None else None
-        self.task2_pairs = [t2_pairs[i] for i in positions] if t2_pairs is not None else None
+        # Task 2 as the authors' Task2(max_instances): the first N lines in file order, never
+        # the shuffled sample, and its option order alternates with the file position.
+        self.task2_items = items[:len(positions)]
+        self.task2_pairs = t2_pairs[:len(positions)] if t2_pairs is not None else None
         self.prompt_types = list(conf.get("prompt_types", neqa.PROMPT_TYPES))
         for kind in self.prompt_types:
             if kind not in neqa.PROMPT_TYPES:
@@ -242,7 +245,8 @@ class NeQASuite(Suite):
         for task in self.tasks():
             _, golds = self.prompts(task)
             for i, item in enumerate(self.items):
-                src = self.pairs[i][0] if task == "neqa/task1" else item
+                src = (self.pairs[i][0] if task == "neqa/task1" else
+                       self.task2_items[i] if task.startswith("neqa/task2") else item)
                 inst.append(instance_row(task, i, src.question, neqa.LETTERS[golds[i]]))
                 trows += term_rows(task, i, self._terms(src))
         return inst, trows

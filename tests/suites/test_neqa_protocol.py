@@ -89,11 +89,11 @@ def test_sample_applies_to_the_paired_files_alike():
     pos = neqa.sample_indices(3, 2, 42)
     assert [it.key for it in s.items] == [["297", "9-1", "14-894"][p] for p in pos]
     assert [o.key for o, _ in s.pairs] == [it.key for it in s.items]
-    assert [o.key for o, _ in s.task2_pairs] == [it.key for it in s.items]
-    # Task 2's option order alternates with the position in the sample (the evaluated file)
+    # Task 2 is not sampled: the authors' Task2 takes the first N lines in file order
+    assert [o.key for o, _ in s.task2_pairs] == ["297", "9-1"]
     first = s.prompts("neqa/task2")[0][0]
     assert first.endswith("A. the same\nB. different\nAnswer:")
-    assert first.split("\n")[0] == expected("task2")[pos[0]].split("\n")[0]
+    assert first == expected("task2")[0]
 
 
 def test_isp_csv_and_jsonl_load_to_the_same_items():
@@ -252,3 +252,32 @@ def test_sum_scoring_for_multi_token_letters():
         assert (d["logp_a"], d["logp_b"]) == (a.total, b.total)
         assert d["pred"] == (0 if a.total > b.total else 1)
     assert metrics["letter_scoring"] == "sum"
+
+
+def test_few_shot_hint_is_the_authors_wording(suite):
+    """The authors' prompt_fewshot_hint: the few-shot prompt whose header adds the hint that
+    says "the non-negated question" (their zero-shot hint says "the original question")."""
+    header = ("The following are multiple choice questions (with answers) about common sense.")
+    hint = (" Note that if there is a negation in the question, we should choose the wrong "
+            "answer to the non-negated question.")
+    got, golds = suite.prompts("neqa/few_shot_hint")
+    for prompt, plain in zip(got, expected("few_shot"), strict=True):
+        assert plain.startswith(header + "\n\n")
+        assert prompt == header + hint + plain[len(header):]
+    assert golds == [1, 1, 1]
+
+
+def test_task2_takes_the_first_lines_in_file_order_under_sample():
+    """The authors' Task2(max_instances) takes data[:max_instances] unshuffled (only NeQA and
+    Task 1 use the seed-42 shuffle), and the option order alternates with the file position."""
+    full = NeQASuite(AUTH / "neqa_3.jsonl", {}, original=AUTH / "obqa_3.jsonl")
+    sampled = NeQASuite(AUTH / "neqa_3.jsonl", {}, original=AUTH / "obqa_3.jsonl",
+                        sample=2, seed=42)
+    order = neqa.sample_indices(3, 2, 42)
+    assert sampled.positions == order
+    for kind in ("task2", "task2_hint"):
+        prompts, golds = sampled.prompts(f"neqa/{kind}")
+        want_p, want_g = full.prompts(f"neqa/{kind}")
+        assert (prompts, golds) == (want_p[:2], want_g[:2])
+    zero, _ = sampled.prompts("neqa/zero_shot")
+    assert zero == [full.prompts("neqa/zero_shot")[0][i] for i in order]
