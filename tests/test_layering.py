@@ -1,7 +1,8 @@
 """The import graph of the package: no cycle, and no module importing a layer above its own.
 
 Layers, bottom to top (README "Layout"):
-  base       freqgap.errors, paths, config, manifest, contract, progress, spark_session, jsonl
+  base       freqgap.errors, paths, config, manifest, contract, progress, spark_session, jsonl,
+             outdir
   analysis   freqgap.analysis.*  (tables, plots, reports: plain data in, never a stage)
   stages     corpus < counting < instances < inference < training < gaps < suites < dynamics
   workflows  freqgap.workflows.*  (orchestration: demo chain, simulate)
@@ -16,7 +17,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "freqgap"
-BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session",
+BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "outdir",
         "jsonl")
 STAGES = ("corpus", "counting", "instances", "inference", "training", "gaps", "suites", "dynamics")
 LAYERS = ("base", "analysis", *STAGES, "workflows", "cli")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from freqgap.errors import UsageError
+from freqgap.outdir import writable_dir  # noqa: F401 - re-exported: the one check (with the claim)
 
 MIN_PROGRESS_INTERVAL_S = 0.5
 
@@ -170,29 +171,6 @@ def apply_conf_dir(value: str | None) -> None:
         raise UsageError(f"--conf {value}: not a directory; give a directory holding YAML "
                          "files that replace those of conf/ (e.g. gaps.yaml)")
     os.environ[CONF_ENV] = str(path.resolve())
-
-
-def writable_dir(option: str, value: str | os.PathLike) -> Path:
-    """Refuse an output directory that cannot be created or written, before any work.
-
-    URIs (s3a://, hdfs://…) are left to the stage's own writer.
-    """
-    text = str(value)
-    if "://" in text:
-        return Path(text)
-    path = Path(text).expanduser()
-    probe = path
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise UsageError(f"{option} {text}: {probe} is a file, not a directory; "
-                         "choose another output directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {text}: {probe} is not writable; choose a directory you can "
-                         "write to")
-    return path
 
 
 def existing_path(option: str, value: str | os.PathLike, kind: str = "file or directory") -> Path:

@@ -33,16 +33,16 @@ def run(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from freqgap.cli.common import writable_dir
     from freqgap.corpus import generate_corpus, load_profile
+    from freqgap.outdir import claim
 
     overrides = {k: v for k, v in {
         "seed": args.seed, "shards": args.shards, "shard_mb": args.shard_mb,
         "exponent": args.exponent, "operand_law": args.operand_law}.items() if v is not None}
     profile = load_profile(args.profile, overrides)
-    writable_dir("--out", args.out)
     t0 = time.monotonic()
-    manifest = generate_corpus(profile, args.out, workers=args.workers)
+    with claim(args.out):          # one run per output directory (freqgap/outdir.py)
+        manifest = generate_corpus(profile, args.out, workers=args.workers)
     totals = manifest["totals"]
     secs = max(time.monotonic() - t0, 1e-9)
     print(f"wrote {totals['shards']} shards to {args.out}: {totals['documents']:,} documents, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from freqgap.cli.common import (add_out, add_progress_interval, int_list, non_negative_int,
-                                positive_int, str_list, writable_dir)
+                                positive_int, str_list)
 
 
 def _terms_conf() -> dict:
@@ -157,10 +157,16 @@ def options_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from freqgap.outdir import claim
+
+    with claim(args.out):      # one run per local output directory (a URI is not claimed)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from freqgap.counting.job import CountJob, summary_text
     from freqgap.spark_session import get_spark
 
-    writable_dir("--out", args.out)
     options = options_from_args(args)
     order = _order_options(args, options)
     if order is None and not any("://" in i for i in options.inputs):

@@ -80,7 +80,11 @@ def run(args: argparse.Namespace) -> int:
         opts = options_from_conf(counts=args.counts, instances=args.instances,
                                  predictions=args.predictions, results=args.out,
                                  tasks=args.tasks, boot_reps=args.boot_reps)
-        _print_result(run_dynamics_gaps(opts, summary=summary))
+        from freqgap.outdir import claim
+
+        with claim(opts.path(opts.results)):    # one run per output directory
+            result = run_dynamics_gaps(opts, summary=summary)
+        _print_result(result)
         return 0
     from freqgap.workflows.dynamics import DynamicsDemoOptions, run_dynamics_demo
 

@@ -86,13 +86,13 @@ def options_from_args(args: argparse.Namespace, **extra):
 
 
 def run(args: argparse.Namespace) -> int:
-    from freqgap.cli.common import writable_dir
     from freqgap.gaps.run import run_gaps
     from freqgap.analysis.gaps import summary_text
+    from freqgap.outdir import claim
 
     opts = options_from_args(args)
-    writable_dir("--out", opts.path(opts.results))
-    result = run_gaps(opts)
+    with claim(opts.path(opts.results)):    # one run per output directory (freqgap/outdir.py)
+        result = run_gaps(opts)
     if args.summary:
         print(summary_text(result.gaps, opts.tables, opts.task_labels, opts.binning,
                            opts.bin_percent, opts.boot_level, result.results_dir, result.plots,

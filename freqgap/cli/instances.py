@@ -28,16 +28,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freqgap.cli.common import writable_dir
     from freqgap.config import load_conf
     from freqgap.instances import build_instances_dir, resolve_grid
+    from freqgap.outdir import claim
 
-    writable_dir("--out", args.out)
     conf = load_conf("tasks")
     grid = resolve_grid(conf, args.grid, tasks=args.tasks, ks=args.k, seeds=args.seeds,
                         max_test_items=args.limit)
-    manifest = build_instances_dir(args.counts, args.out, grid, conf,
-                                   progress_interval=args.progress_interval)
+    with claim(args.out):          # one run per output directory (freqgap/outdir.py)
+        manifest = build_instances_dir(args.counts, args.out, grid, conf,
+                                       progress_interval=args.progress_interval)
     t = manifest["totals"]
     print(f"wrote {args.out}: {t['instances_all']} instances, {t['prompts_all']} prompts "
           f"({', '.join(f'{k}={v}' for k, v in t['prompts'].items())})")

@@ -38,19 +38,20 @@ def run(args: argparse.Namespace) -> int:
     import shlex
     import sys
 
-    from freqgap.cli.common import writable_dir
+    from freqgap.outdir import claim
     from freqgap.training import load_settings, train_model
     from freqgap.training.predictions import record_predictions
 
     overrides = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "device": args.device,
                                    "threads": args.threads}.items() if v is not None}
     settings = load_settings(args.profile, overrides)
-    writable_dir("--out", args.out)
     command = "freqgap train " + " ".join(shlex.quote(a) for a in _argv(args, sys.argv))
-    manifest = train_model(settings, args.corpus, args.out, command=command)
-    if args.record_predictions:
-        path = record_predictions(args.out, args.record_predictions)
-        print(f"recorded {args.record_predictions} predictions in {path}")
+    # the model directory is replaced whole by a rename: the claim is a sibling lock file
+    with claim(args.out, replaced_whole=True):
+        manifest = train_model(settings, args.corpus, args.out, command=command)
+        if args.record_predictions:
+            path = record_predictions(args.out, args.record_predictions)
+            print(f"recorded {args.record_predictions} predictions in {path}")
     t = manifest["totals"]
     print(f"saved {args.out}: {t['parameters']:,} parameters, {t['steps']} steps on "
           f"{manifest['device']}, {t['epochs']} epochs of {t['corpus_tokens']:,} tokens, "

@@ -4,7 +4,7 @@ Prompts are served per (task, k, seed) through the model interface
 (freqgap.inference.lm.LM.generate_until), with the k shared shots as the prefix hint so a
 backend computes them once. Output is chunked and resumable (freqgap.inference.writer);
 a rerun continues only the same computation (freqgap.inference.fingerprint), one run at a
-time per directory (freqgap.inference.lock). With `shard=(i, N)` only the prompts of shard
+time per directory (freqgap.outdir). With `shard=(i, N)` only the prompts of shard
 i are run, into `_shards/i-of-N/`, and freqgap.inference.shards merges them.
 Bad options, names and models fail before the output directory exists.
 """
@@ -26,7 +26,7 @@ from freqgap.inference.fingerprint import (FINGERPRINT_NAME, digest, fingerprint
                                            write_fingerprint)
 from freqgap.inference.hf import HFCausalLM
 from freqgap.inference.lm import LM, NEWLINE, GenerateRequest, StopRule, get_lm
-from freqgap.inference.lock import LOCK_NAME, DirectoryBusyError, DirLock
+from freqgap.outdir import LOCK_NAME, DirectoryBusyError, DirLock
 from freqgap.inference.models import ModelError, resolve_model
 from freqgap.inference.parse import score
 from freqgap.inference.prompts import (PromptsError, read_prompts, read_prompts_path,

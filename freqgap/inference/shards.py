@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from freqgap.errors import InputMismatchError, UsageError
 from freqgap.inference.fingerprint import FINGERPRINT_NAME, differences, digest
-from freqgap.inference.lock import DirLock
+from freqgap.outdir import DirLock
 from freqgap.inference.prompts import read_prompts, read_prompts_path, summarize
 from freqgap.inference.writer import KEY, PredictionsError, part_files, read_keys
 from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,

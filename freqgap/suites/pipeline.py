@@ -26,7 +26,7 @@ import yaml
 
 from freqgap.config import load_conf
 from freqgap.errors import FreqgapError, InputMismatchError
-from freqgap.inference.lock import DirLock
+from freqgap.outdir import claim as claim_dir
 from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
                               describe_local_inputs, load_manifest_file, now_iso, read_manifest,
                               write_manifest)
@@ -234,21 +234,12 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         conf = {**conf, "neqa": {**conf.get("neqa", {}), "letter_scoring": letter_scoring}}
     if overlong is not None:
         conf = {**conf, "overlong": overlong}
-    out = Path(out)
-    existed = out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with DirLock(out):       # one run per output directory
-            return _run_locked(benchmark, data, models, out, original, revision, device,
-                               dtype, batch_size, limit, force, conf, loader, counts,
-                               boot_reps, task2_data, task2_original, sample, seed,
-                               verbose=verbose)
-    finally:
-        if not existed:          # a run refused before writing leaves no empty --out behind
-            try:
-                out.rmdir()
-            except OSError:
-                pass             # not empty: the run wrote something
+    # one run per output directory; a run refused before writing leaves no empty --out
+    with claim_dir(Path(out)) as out:
+        return _run_locked(benchmark, data, models, out, original, revision, device,
+                           dtype, batch_size, limit, force, conf, loader, counts,
+                           boot_reps, task2_data, task2_original, sample, seed,
+                           verbose=verbose)
 
 
 def _run_locked(benchmark, data, models, out, original, revision, device, dtype, batch_size,

@@ -16,7 +16,7 @@ from freqgap.errors import InputMismatchError, UsageError
 from freqgap.inference.fake import FakeLM
 from freqgap.inference.fingerprint import fingerprint_fields
 from freqgap.inference.lm import PARAGRAPH, StopRule, get_lm
-from freqgap.inference.lock import DirectoryBusyError, DirLock
+from freqgap.outdir import DirectoryBusyError, DirLock
 from freqgap.inference.models import ModelError
 from freqgap.inference.predict import load_prompts, predict
 from freqgap.inference.prompts import PromptsError

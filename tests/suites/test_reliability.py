@@ -207,7 +207,7 @@ def test_cot_prompts_cut_on_the_left_when_truncation_is_chosen(tmp_path, capsys)
 
 
 def test_one_run_per_output_directory(tmp_path):
-    from freqgap.inference.lock import DirectoryBusyError, DirLock
+    from freqgap.outdir import DirectoryBusyError, DirLock
 
     out = tmp_path / "q"
     out.mkdir()
