@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from freqgap.contract import INSTANCE_STAGES, PREDICTION_STAGES
+from freqgap.contract import INSTANCE_STAGES, PREDICTION_STAGES, check_parquet
 from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.manifest import MANIFEST_NAME, read_manifest
 from freqgap.gaps.options import GapsOptions
@@ -76,18 +76,24 @@ def _complete_manifest(directory: Path, what: str, stage: str | tuple[str, ...])
         raise GapsInputError(f"{what}: {exc}") from None
 
 
-def dataset_glob(base: Path, name: str) -> str | None:
+def dataset_glob(base: Path, name: str, contract: str | None = None) -> str | None:
     """The Parquet glob of dataset `name` under `base` (`name/`, `name.parquet` file or dir).
 
     Returns None when absent; an existing dataset without any Parquet file is an error.
+    With `contract` (a dataset of freqgap/contract.py) every file's schema is checked
+    first: an empty, damaged or wrongly typed file is one line naming it.
     """
     for cand in (base / name, base / f"{name}.parquet"):
         if cand.is_file():
+            if contract:
+                check_parquet(contract, cand, error=GapsInputError)
             return str(cand.resolve())
         if cand.is_dir():
             files = [p for p in cand.rglob("*.parquet") if p.is_file()]
             if not files:
                 raise GapsInputError(f"{cand}: dataset has no Parquet files")
+            if contract:
+                check_parquet(contract, cand, error=GapsInputError)
             return str(cand.resolve() / "**" / "*.parquet")
     return None
 
@@ -170,7 +176,7 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
     datasets: dict[str, list[str]] = {}
     missing: list[str] = []
     for name in ("unigrams", "pairs", "triples"):
-        g = dataset_glob(counts_dir, name)
+        g = dataset_glob(counts_dir, name, contract=name)
         if g is None:
             if name == "unigrams":
                 raise GapsInputError(f"{counts_dir}: no unigrams dataset (unigrams/)")
@@ -178,7 +184,7 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
         else:
             datasets[f"{name}_files"] = [g]
     for name in ("instances", "instance_terms"):
-        g = dataset_glob(instances_dir, name)
+        g = dataset_glob(instances_dir, name, contract=name)
         if g is None:
             raise GapsInputError(f"{instances_dir}: no {name} dataset ({name}.parquet)")
         datasets[f"{name}_files"] = [g]
@@ -187,7 +193,9 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
         manifests[str(d)] = _complete_manifest(d, "predictions", PREDICTION_STAGES)
         check_predictions_match_instances(d, manifests[str(d)], instances_dir,
                                           manifests["instances"]["fingerprint"])
-        g = dataset_glob(d.parent, d.name)
+        stage = manifests[str(d)].get("stage")
+        g = dataset_glob(d.parent, d.name, contract="suite_predictions"
+                         if stage == "suite_predictions" else "predictions")
         assert g is not None
         pred_globs.append(g)
     datasets["predictions_files"] = pred_globs

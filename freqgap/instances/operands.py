@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from freqgap.contract import check_parquet
 from freqgap.errors import FreqgapError
 from freqgap.instances.tasks import OperandRule, Task
 
@@ -27,6 +28,8 @@ def dataset_glob(counts_dir: Path, name: str) -> str:
                           f"max_order >= {2 if name == 'pairs' else 1}?)")
     if not any(base.rglob("*.parquet")):
         raise CountsError(f"{base}: no Parquet files")
+    # an empty, damaged or wrongly typed file: one line naming it, not DuckDB's error
+    check_parquet(name, base)
     return str(base / "**" / "*.parquet")
 
 

@@ -134,6 +134,65 @@ def test_bad_invocation_is_one_line_and_exit_2(files, capsys, prog, argv, fragme
     assert "Traceback" not in captured.err + captured.out
 
 
+@pytest.fixture(scope="module")
+def bad_world(tmp_path_factory):
+    """A small consistent counts/instances/predictions world whose copies get damaged."""
+    from tests.gaps.fixtures import random_world
+
+    return random_world(tmp_path_factory.mktemp("bad") / "w", n_x1=6, tasks=("mult",))
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _as_string(column: str):
+    def damage(path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        i = table.schema.get_field_index(column)
+        pq.write_table(table.set_column(i, column, table[column].cast(pa.string())), path)
+    return damage
+
+
+# (stage, file of the world to damage, damage, fragment): an empty or wrongly typed input
+# file is one line naming that file (not DuckDB's or pyarrow's error)
+BAD_FILES = [
+    ("instances", "counts/unigrams/part-00000.parquet", _empty, "not a readable Parquet file"),
+    ("instances", "counts/unigrams/part-00000.parquet", _as_string("count"),
+     "column 'count' is string, expected int64"),
+    ("gaps", "counts/unigrams/part-00000.parquet", _as_string("count"),
+     "column 'count' is string, expected int64"),
+    ("gaps", "instances/instances.parquet", _empty, "not a readable Parquet file"),
+    ("gaps", "predictions/tiny-a/part-00000.parquet", _empty, "not a readable Parquet file"),
+    ("gaps", "predictions/tiny-a/part-00000.parquet", _as_string("instance_id"),
+     "column 'instance_id' is string, expected int64"),
+]
+
+
+@pytest.mark.parametrize("stage,rel,damage,fragment", BAD_FILES,
+                         ids=[f"{b[0]}-{b[1]}-{b[2].__name__}" for b in BAD_FILES])
+def test_bad_input_file_is_one_line_naming_it(bad_world, tmp_path, capsys, stage, rel, damage,
+                                              fragment):
+    import shutil
+
+    world = tmp_path / "w"
+    shutil.copytree(bad_world.counts.parent, world)
+    damage(world / rel)
+    argv = (["instances", "--counts", str(world / "counts"), "--grid", "demo"]
+            if stage == "instances" else
+            ["gaps", "--counts", str(world / "counts"), "--instances", str(world / "instances"),
+             "--predictions", f"{world}/predictions/*/", "--boot-reps", "5", "--no-plots"])
+    code = invoke(argv + ["--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith(f"freqgap {stage}: error: {world / rel}: ")
+    assert fragment in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()        # refused before writing: nothing left
+
+
 def test_a_bug_keeps_its_traceback(monkeypatch, files):
     """Only FreqgapError is turned into a message: anything else propagates."""
     import freqgap.cli.query as query

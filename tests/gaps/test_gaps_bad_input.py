@@ -120,14 +120,15 @@ def test_instances_that_record_no_counts_are_refused(tmp_path):
 def test_predictions_missing_a_column(world, tmp_path):
     path = world.predictions / "m" / "part-00000.parquet"
     pq.write_table(pq.read_table(path).drop(["correct"]), path)
-    with pytest.raises(GapsInputError, match=r"predictions/m: missing column\(s\) \['correct'\]"):
+    with pytest.raises(GapsInputError,
+                       match=r"predictions/m/part-00000.parquet: missing column 'correct'"):
         run(world, tmp_path)
 
 
 def test_not_parquet(world, tmp_path):
     bad = world.counts / "pairs" / "part-00009.parquet"
     bad.write_text("not parquet")
-    with pytest.raises(GapsInputError, match="cannot read Parquet"):
+    with pytest.raises(GapsInputError, match="part-00009.parquet: not a readable Parquet file"):
         run(world, tmp_path)
 
 
