@@ -35,14 +35,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from freqgap.cli.common import writable_dir
     from freqgap.gaps.lm_eval import import_samples
     from freqgap.analysis.gaps import slug
+    from freqgap.outdir import claim
 
-    out = writable_dir("--out", args.out or Path("out/predictions") / f"{slug(args.model)}-lm-eval")
-    manifest = import_samples([Path(s) for s in args.samples], Path(args.instances), out,
-                              args.model, args.revision or "", args.task, args.k, args.seed,
-                              args.question_field, args.filter)
+    out = Path(args.out or Path("out/predictions") / f"{slug(args.model)}-lm-eval")
+    with claim(out):               # one run per output directory (freqgap/outdir.py)
+        manifest = import_samples([Path(s) for s in args.samples], Path(args.instances), out,
+                                  args.model, args.revision or "", args.task, args.k, args.seed,
+                                  args.question_field, args.filter)
     t = manifest["totals"]
     print(f"imported {t['rows']} predictions ({t['correct']} correct by the paper rule) -> {out}")
     return 0

@@ -24,8 +24,8 @@ from freqgap.inference.parse import score
 from freqgap.inference.writer import PREDICTION_SCHEMA
 from freqgap.contract import INSTANCE_STAGES
 from freqgap.jsonl import iter_json_objects
-from freqgap.manifest import (build_manifest, describe_local_inputs, now_iso, read_manifest,
-                              write_manifest)
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
+                              read_manifest, write_manifest)
 
 _QUESTION = re.compile(r"Q: (.*?)\nA:", re.S)
 _SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -214,6 +214,8 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     if others:
         raise LmEvalImportError(f"{out_dir}: already holds other predictions ({others[0].name}); "
                                 "import into a directory of its own")
+    # a rerun over a finished import must not look complete while the rows change
+    (out_dir / MANIFEST_NAME).unlink(missing_ok=True)
     tmp = target_file.with_name(f".{target_file.name}.tmp")
     pq.write_table(pa.Table.from_pylist(rows, schema=PREDICTION_SCHEMA), tmp, compression="zstd")
     tmp.replace(target_file)

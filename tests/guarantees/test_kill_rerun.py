@@ -78,3 +78,22 @@ def test_train(tmp_path):
 
     at = sweep(tmp_path, argv(3), argv(4), same, points=4, reruns="last")
     assert len(at) >= 2
+
+
+def test_import_lm_eval(tmp_path):
+    """Was broken: the new rows replaced the old ones under the old manifest."""
+    from tests.gaps.fixtures import build_world
+    from tests.gaps.test_gaps_lm_eval import sample, write_log
+
+    world = build_world(tmp_path / "w", [("mult", x1, x2, []) for x1 in range(1, 7)
+                                         for x2 in (1, 2)], {str(x): x for x in range(1, 7)})
+    logs = {}
+    for shift in (0, 1):               # two logs: right answers, and every answer off by one
+        lines = [sample(i, r, f" {int(r['answer']) + shift}\n")
+                 for i, r in enumerate(world.instance_rows)]
+        logs[shift] = write_log(tmp_path / f"lm{shift}", "mult_freq", lines)
+    argv = lambda shift: lambda out: ["import-lm-eval", str(logs[shift]), "--instances",
+                                      str(world.instances), "--model", "m", "--task", "mult",
+                                      "--out", str(out)]
+    at = sweep(tmp_path, argv(0), argv(1), same_parquet_and_manifest)
+    assert len(at) >= 2              # the rows and the manifest

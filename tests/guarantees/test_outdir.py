@@ -117,6 +117,7 @@ BUSY = [
     ("train", ["train", "--profile", "smoke", "--corpus", "{inp}", "--out", "{out}"], True),
     ("dynamics gaps", ["dynamics", "gaps", "--counts", "{inp}", "--instances", "{inp}",
                        "--predictions", "{inp}", "--out", "{out}"], False),
+    ("import-lm-eval", ["import-lm-eval", "{inp}", "--model", "m", "--out", "{out}"], False),
     ("suite neqa", ["suite", "neqa", "--data", "{inp}", "--models", "demo", "--out", "{out}"],
      False),
     ("predict", ["predict", "--model", "models/demo", "--prompts", "{prompts}", "--out",
