@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -133,3 +133,18 @@ def claim(directory: str | Path, option: str = "--out", replaced_whole: bool = F
                 d.rmdir()
             except OSError:
                 break
+
+
+@contextmanager
+def claim_each(*named: tuple[str, str | Path]) -> Iterator[list[Path]]:
+    """claim() for each (option, directory) of a workflow (its work and results
+    directories), a directory named twice once."""
+    with ExitStack() as stack:
+        seen: set[str] = set()
+        paths = []
+        for option, directory in named:
+            key = os.path.abspath(os.path.expanduser(str(directory)))
+            if key not in seen:
+                seen.add(key)
+                paths.append(stack.enter_context(claim(directory, option)))
+        yield paths

@@ -29,14 +29,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from freqgap.cli.common import existing_path, writable_dir
+    from freqgap.cli.common import existing_path
+    from freqgap.outdir import claim_each
     from freqgap.workflows.demo import DemoOptions, run_demo
 
     if "://" not in args.corpus and not any(c in args.corpus for c in "*?["):
         existing_path("--corpus", args.corpus)
-    writable_dir("--work", args.work)
-    writable_dir("--out", args.out)
-    run_demo(DemoOptions(corpus=args.corpus, work=Path(args.work), results=Path(args.out),
-                         model=args.model, grid=args.grid, device=args.device,
-                         verbose=args.verbose, progress_interval=args.progress_interval))
+    with claim_each(("--work", args.work), ("--out", args.out)):   # one demo per directory
+        run_demo(DemoOptions(corpus=args.corpus, work=Path(args.work), results=Path(args.out),
+                             model=args.model, grid=args.grid, device=args.device,
+                             verbose=args.verbose, progress_interval=args.progress_interval))
     return 0

@@ -95,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
 
         kept = [c for c in load_settings(opts.train_profile).checkpoints if c < args.steps]
         opts.train_overrides = {"steps": args.steps, "checkpoints": kept + [args.steps]}
-    result, times = run_dynamics_demo(opts)
+    from freqgap.outdir import claim_each
+
+    # one run per directory: conf/dynamics.yaml's work and results
+    with claim_each(("work", opts.work), ("results", opts.results)):
+        result, times = run_dynamics_demo(opts)
     _print_result(result)
     print("seconds per stage: " + ", ".join(f"{k[:-2]} {v:.0f}" for k, v in times.items())
           + f"; total {sum(times.values()):.0f}")

@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from freqgap.cli.common import writable_dir
+    from freqgap.outdir import claim_each, writable_dir
     from freqgap.workflows.simulate import SimulateOptions, run_simulate
 
     writable_dir("--work", args.work)
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
                            corpus_overrides=corpus, task=args.task, ks=tuple(args.k),
                            seeds=tuple(args.seeds), max_test_items=args.limit,
                            boot_reps=args.boot_reps, device=args.device, resume=args.resume)
-    report = run_simulate(opts)
+    with claim_each(("--work", args.work), ("--out", args.out)):   # one run per directory
+        report = run_simulate(opts)
     print(report.read_text(encoding="utf-8"))
     print(f"report: {report}")
     return 0

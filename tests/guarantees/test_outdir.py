@@ -118,6 +118,8 @@ BUSY = [
     ("dynamics gaps", ["dynamics", "gaps", "--counts", "{inp}", "--instances", "{inp}",
                        "--predictions", "{inp}", "--out", "{out}"], False),
     ("import-lm-eval", ["import-lm-eval", "{inp}", "--model", "m", "--out", "{out}"], False),
+    ("demo", ["demo", "--corpus", "{inp}", "--work", "{out}", "--out", "{out}"], False),
+    ("simulate", ["simulate", "--work", "{out}", "--out", "{tmp}/results"], False),
     ("suite neqa", ["suite", "neqa", "--data", "{inp}", "--models", "demo", "--out", "{out}"],
      False),
     ("predict", ["predict", "--model", "models/demo", "--prompts", "{prompts}", "--out",
@@ -142,7 +144,7 @@ def test_every_stage_refuses_a_concurrent_run(tmp_path, capsys, monkeypatch, pro
         grid = resolve_grid(conf, "demo", tasks=["mult"], max_test_items=2)
         build_instances_dir(default_counts(tmp_path / "counts"), tmp_path / "inst", grid, conf)
         prompts = tmp_path / "inst" / "prompts.parquet"
-    argv = [a.format(inp=inp, out=out, prompts=prompts) for a in argv]
+    argv = [a.format(inp=inp, out=out, prompts=prompts, tmp=tmp_path) for a in argv]
     lock = DirLock(out, sibling_lock(out) if whole else None)
     (out.parent if whole else out).mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
