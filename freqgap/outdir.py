@@ -6,8 +6,8 @@ or cannot be written (one line, before any work), then takes an exclusive, non-b
 `flock` on `<dir>/.lock`. The kernel releases an flock when its process dies, even by
 SIGKILL, so a killed run never leaves a stale claim; a second run is refused at once
 rather than queued, naming the holder's pid. Stages that replace their whole directory
-by a rename (training) lock a sibling file `.<name>.lock` instead, which the rename
-cannot move away.
+by a rename (training), or that refuse a directory holding files not theirs (counting),
+lock a file beside it, `.<name>.lock`, instead (`beside=True`).
 """
 
 from __future__ import annotations
@@ -101,13 +101,13 @@ class DirLock:
 
 
 def sibling_lock(directory: str | Path) -> Path:
-    """The lock file beside `directory`, for stages that rename the whole directory."""
+    """The lock file beside `directory` (for claim(..., beside=True))."""
     directory = Path(directory)
     return directory.with_name(f".{directory.name}.lock")
 
 
 @contextmanager
-def claim(directory: str | Path, option: str = "--out", replaced_whole: bool = False
+def claim(directory: str | Path, option: str = "--out", beside: bool = False
           ) -> Iterator[Path]:
     """Check, create and hold `directory` for this run; the directories this call created
     that the run left empty (refused before writing) are removed again. URIs are not
@@ -116,14 +116,14 @@ def claim(directory: str | Path, option: str = "--out", replaced_whole: bool = F
     if "://" in str(directory):
         yield path
         return
-    target = path.parent if replaced_whole else path
+    target = path.parent if beside else path
     created = [d for d in (target, *target.parents) if not d.exists()]   # leaf first
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"{option} {directory}: cannot create the output directory "
                          f"({exc.strerror or exc}); choose another {option}") from None
-    lock = DirLock(path, sibling_lock(path) if replaced_whole else None)
+    lock = DirLock(path, sibling_lock(path) if beside else None)
     try:
         with lock:
             yield path

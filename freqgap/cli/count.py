@@ -159,7 +159,9 @@ def options_from_args(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from freqgap.outdir import claim
 
-    with claim(args.out):      # one run per local output directory (a URI is not claimed)
+    # one run per local output directory (a URI is not claimed); the lock file lies beside
+    # it: the job refuses an output directory holding files that are not its own
+    with claim(args.out, beside=True):
         return _run(args)
 
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(120)
 HOLD = """
 import sys, time
 from freqgap.outdir import claim
-with claim(sys.argv[1], replaced_whole=sys.argv[2] == "whole"):
+with claim(sys.argv[1], beside=sys.argv[2] == "whole"):
     print("held", flush=True)
     time.sleep(60)
 """
@@ -60,7 +60,7 @@ def test_whole_directory_claim_is_a_sibling_file(tmp_path):
     try:
         assert sibling_lock(out).exists() and not out.exists()
         with pytest.raises(DirectoryBusyError):
-            with claim(out, replaced_whole=True):
+            with claim(out, beside=True):
                 pass
     finally:
         proc.kill()
@@ -109,7 +109,7 @@ def test_lock_is_per_open_file(tmp_path):
 # Every subcommand writing an output directory refuses a second run at once (before Spark,
 # a model or DuckDB start), naming the directory, with the one-line error and exit 2.
 BUSY = [
-    ("count", ["count", "--input", "{inp}", "--out", "{out}"], False),
+    ("count", ["count", "--input", "{inp}", "--out", "{out}"], True),
     ("instances", ["instances", "--counts", "{inp}", "--out", "{out}"], False),
     ("gaps", ["gaps", "--counts", "{inp}", "--instances", "{inp}", "--predictions", "{inp}",
               "--out", "{out}"], False),
