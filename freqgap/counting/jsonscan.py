@@ -293,6 +293,24 @@ def _key(buf, p, end, out, o):
 
 
 @njit(cache=True)
+def _member(buf, p, end, out, o):
+    """Parse `"key":` at p (an object member's name and colon): (position of its value,
+    array and bounds of the key's bytes), or position -1 where the bytes are not that."""
+    if p >= end or buf[p] != 34:
+        return -1, buf, 0, 0
+    p, kbuf, ks, ke = _key(buf, p, end, out, o)
+    if p < 0:
+        return -1, buf, 0, 0
+    p = _ws(buf, p, end)
+    if p >= end or buf[p] != 58:
+        return -1, buf, 0, 0
+    p = _ws(buf, p + 1, end)
+    if p >= end:
+        return -1, buf, 0, 0
+    return p, kbuf, ks, ke
+
+
+@njit(cache=True)
 def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, sub_s, sub_e,
              stack, t, f, n):
     """Texts of records [starts[i], ends[i]) into out (each + a space), subset slices into
@@ -315,16 +333,8 @@ def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, su
         if p < end and buf[p] == 125:
             return i                                   # {}: no text
         while True:
-            if p >= end or buf[p] != 34:
-                return i
-            p, kbuf, ks, ke = _key(buf, p, end, out, o)
+            p, kbuf, ks, ke = _member(buf, p, end, out, o)
             if p < 0:
-                return i
-            p = _ws(buf, p, end)
-            if p >= end or buf[p] != 58:
-                return i
-            p = _ws(buf, p + 1, end)
-            if p >= end:
                 return i
             if _key_is(kbuf, ks, ke, text_key):
                 if have_text or buf[p] != 34:
@@ -347,16 +357,8 @@ def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, su
                     else:
                         have_name = False
                         while True:
-                            if q >= end or buf[q] != 34:
-                                return i
-                            q, mbuf, ms, me = _key(buf, q, end, out, o)
+                            q, mbuf, ms, me = _member(buf, q, end, out, o)
                             if q < 0:
-                                return i
-                            q = _ws(buf, q, end)
-                            if q >= end or buf[q] != 58:
-                                return i
-                            q = _ws(buf, q + 1, end)
-                            if q >= end:
                                 return i
                             if _key_is(mbuf, ms, me, subset_key):
                                 if have_name:
