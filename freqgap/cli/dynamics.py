@@ -27,9 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     demo = action("demo", "make dynamics: the demo model trained here with log-spaced "
                           "checkpoints, its data order counted by step, Δ per checkpoint "
                           "(conf/dynamics.yaml demo)")
+    from freqgap.config import load_conf
+
+    profile_steps = load_conf("training")["profiles"]["dynamics"].get("steps")
     demo.add_argument("--steps", type=positive_int, metavar="N",
-                      help="training steps (conf/training.yaml dynamics profile: 512); the "
-                           "checkpoints beyond N are dropped and N is added")
+                      help=f"training steps (conf/training.yaml dynamics profile: "
+                           f"{profile_steps}); the checkpoints beyond N are dropped and N is "
+                           "added")
     demo.add_argument("--resume", action="store_true",
                       help="reuse out/dynamics/model when its manifest matches the settings")
     demo.add_argument("--boot-reps", type=positive_int, metavar="N",
