@@ -167,6 +167,21 @@ _NULL = np.frombuffer(b"null", np.uint8).copy()
 
 
 @njit(cache=True)
+def _skip_name(buf, p, end, dummy):
+    """Skip an object member's `"name":` at p (not decoded): the position after the colon,
+    or -1 where the bytes are not a name and a colon."""
+    if p >= end or buf[p] != 34:
+        return -1
+    p, _, _ = _string(buf, p, end, dummy, -1)
+    if p < 0:
+        return -1
+    p = _ws(buf, p, end)
+    if p >= end or buf[p] != 58:
+        return -1
+    return p + 1
+
+
+@njit(cache=True)
 def _value(buf, p, end, stack, t, f, n):
     """Skip (and validate) one JSON value at p; the position after it, or -1."""
     dummy = np.empty(0, np.uint8)
@@ -188,15 +203,9 @@ def _value(buf, p, end, stack, t, f, n):
                 stack[depth] = c
                 depth += 1
                 if c == 123:
-                    if p >= end or buf[p] != 34:
-                        return -1
-                    p, _, _ = _string(buf, p, end, dummy, -1)
+                    p = _skip_name(buf, p, end, dummy)
                     if p < 0:
                         return -1
-                    p = _ws(buf, p, end)
-                    if p >= end or buf[p] != 58:
-                        return -1
-                    p += 1
                 continue
         elif c == 34:
             p, _, _ = _string(buf, p, end, dummy, -1)
@@ -222,15 +231,9 @@ def _value(buf, p, end, stack, t, f, n):
             if c == 44:
                 p = _ws(buf, p + 1, end)
                 if top == 123:
-                    if p >= end or buf[p] != 34:
-                        return -1
-                    p, _, _ = _string(buf, p, end, dummy, -1)
+                    p = _skip_name(buf, p, end, dummy)
                     if p < 0:
                         return -1
-                    p = _ws(buf, p, end)
-                    if p >= end or buf[p] != 58:
-                        return -1
-                    p += 1
                 break
             if (c == 125 and top == 123) or (c == 93 and top == 91):
                 depth -= 1
