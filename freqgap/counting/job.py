@@ -1,15 +1,20 @@
-"""The counting job: plan, count in resumable groups, merge, commit atomically (SPEC §2).
+"""The counting job: plan, count in resumable groups, reduce, commit atomically (SPEC §2).
 
 Layout of an output directory while running and when done:
 
-    OUT/_work/plan.json          inputs + config fingerprint (checked by --resume)
-    OUT/_work/groups/g00003/     partial sums of one group of input files (done = present)
-    OUT/unigrams/ pairs/ triples/  final Parquet, renamed into place at the end
-    OUT/_manifest.json           written last: only its presence makes OUT a result
+    OUT/_work/plan.json              inputs + config fingerprint (checked by --resume)
+    OUT/_work/exchange/g00003/…      the run files of one group's count tasks (exchange.py)
+    OUT/_work/groups/g00003.json     the group's task results (done = present)
+    OUT/_work/final/                 the reduce tasks' Parquet tables
+    OUT/unigrams/ pairs/ triples/    final Parquet, renamed into place at the end
+    OUT/_manifest.json               written last: only its presence makes OUT a result
 
-A group is one Spark job over a few input files. Each file is read by one task (zstd is
-not splittable) and, when the group has fewer files than cores, its lines are spread over
-all cores before tokenising, so one 15 GB shard does not pin the run to one core.
+Two kinds of Spark jobs, both plain RDD `parallelize(...).mapPartitions(...)` over Python
+workers: a group's count tasks (one per file: zstd is not splittable; when a group has fewer
+files than half the cores its lines are spread over all cores first, so one 15 GB shard
+does not pin the run to one core), then one reduce job whose tasks each sum a range of key
+buckets over every run file and write their part of the tables. The JVM schedules and
+carries one small result per task; it never touches a per-key row.
 """
 
 from __future__ import annotations
@@ -23,12 +28,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from freqgap.errors import FreqgapError
-from freqgap.counting import partials
-from freqgap.contract import DATASETS as CONTRACT
-from freqgap.counting.codec import TermCodec
+from freqgap.counting import exchange, partials
+from freqgap.counting.final_tables import DATASETS, LAYOUT, reduce_buckets
 from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import InputFile, list_inputs
@@ -36,15 +39,10 @@ from freqgap.counting.storage import Storage, qualify
 from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_iso
 from freqgap.progress import Progress, format_duration
 
-ROWS_PER_OUTPUT_FILE = 5_000_000
-MIN_ROWS_PER_OUTPUT_FILE = 250_000   # a dataset is written by up to one task per core above this
 GROUP_MIN_BYTES = 2 << 30            # on disk, per resumable group (see CountJob._groups)
-DATASETS = ("unigrams", "pairs", "triples")
-_PARTIAL_KEY = ("kind", "key")
-# dataset -> (partial kind, number of terms in a key, output columns)
-_LAYOUT = {"unigrams": (partials.UNIGRAM, 1, ("term", "kind", "count")),
-           "pairs": (partials.PAIR, 2, ("t1", "t2", "count")),
-           "triples": (partials.TRIPLE, 3, ("t1", "t2", "t3", "count"))}
+REDUCE_ROWS = 20_000_000             # partial rows per reduce task (bounds its memory)
+ONE_REDUCER_ROWS = 1_000_000         # below this, one reduce task writes one file per table
+SPREAD_CHUNK_BYTES = 1 << 20         # lines travel to the spread tasks in chunks of this size
 
 
 class CountJobError(FreqgapError):
@@ -65,58 +63,34 @@ class CountOptions:
     progress_interval: float = 10.0
 
 
-def _spark_types():
-    from pyspark.sql.types import (BinaryType, BooleanType, IntegerType, LongType, StringType,
-                                   StructField, StructType)
-    lines = StructType([StructField("file", IntegerType()), StructField("line", LongType()),
-                        StructField("payload", BinaryType()), StructField("is_text", BooleanType()),
-                        StructField("error", StringType())])
-    partial = StructType([StructField("kind", StringType()), StructField("key", LongType()),
-                          StructField("n", LongType())])
-    return lines, partial
+def _line_chunks(files, text_field: str, on_bad: str):
+    """A file's lines in lists of about SPREAD_CHUNK_BYTES: one pickled element each, so
+    spreading moves a few opaque blobs through the JVM, not a row per line."""
+    chunk, size = [], 0
+    for row in partials.line_rows(files, text_field, on_bad):
+        chunk.append(row)
+        size += len(row[2]) + 64
+        if size >= SPREAD_CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
-def _files_of(batches, group: list[InputFile]):
-    """The group's files whose positions arrive as `id` rows of `spark.range` (no Python
-    step to make the file list: the closure carries it)."""
-    for batch in batches:
-        for position in batch.column("id").to_pylist():
-            yield group[position]
+def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str]):
+    """items (InputFiles) -> partial batches: the count task of the ordinary job."""
+    def count(files):
+        return partials.count_lines(partials.line_rows(files, rules.text_field, on_bad),
+                                    rules, on_bad, paths)
+    return count
 
 
-def _make_readers(rules: TermRules, on_bad: str, paths: dict[int, str], group: list[InputFile]):
-    """The mapInArrow functions (closures are pickled to the executors)."""
-    def read(batches):
-        yield from partials.read_lines(_files_of(batches, group), rules.text_field, on_bad)
-
-    def count(batches):
-        yield from partials.count_lines(partials.rows_of(batches), rules, on_bad, paths)
-
-    def read_and_count(batches):
-        yield from partials.count_lines(
-            partials.line_rows(_files_of(batches, group), rules.text_field, on_bad), rules, on_bad, paths)
-
-    return read, count, read_and_count
-
-
-def _make_decoder(rules: TermRules, order: int, names: tuple[str, ...]):
-    """mapInArrow function: (key, n) rows -> the dataset's string columns and count."""
-    def decode(batches):
-        import pyarrow as pa
-
-        codec = TermCodec(rules)
-        for batch in batches:
-            keys = batch.column("key").to_numpy()
-            ids = TermCodec.split(keys, order)
-            columns = [codec.decode(i) for i in ids]
-            if order == 1:
-                columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
-            if "step_bucket" in names:       # counts by training position (counting/order_source.py)
-                columns.append(batch.column("step_bucket"))
-            columns.append(batch.column("n"))
-            yield pa.RecordBatch.from_arrays(columns, names=list(names))
-
-    return decode
+def _spilling(count, base: str):
+    """mapPartitions function: run `count` over the partition's items and spill its
+    partial counts to run files under `base`; yields the task's result (a small dict)."""
+    def task(items):
+        yield exchange.spill(count(items), base).to_json()
+    return task
 
 
 def fingerprint(config: dict[str, Any], files: list[InputFile]) -> str:
@@ -158,7 +132,7 @@ class _ProgressThread(threading.Thread):
             if info is not None:
                 done += info.numCompletedTasks
                 total += info.numTasks
-        return done / total / 2 if total else 0.0
+        return done / total if total else 0.0
 
     def run(self) -> None:
         while not self.stop_event.wait(self.interval):
@@ -256,107 +230,100 @@ class CountJob:
     # ---- counting -------------------------------------------------------------------
     def _spread_for(self, group: list[InputFile]) -> int:
         """Partitions to spread lines over, or 0. Spreading moves every line through the JVM
-        twice (~1.4x the CPU per MB), so by default only when more than half the cores
-        would otherwise idle (fewer files than half the cores)."""
+        (as pickled chunks), so by default only when more than half the cores would
+        otherwise idle (fewer files than half the cores)."""
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
         if self.opts.spread is not None:
             return self.opts.spread
         return 2 * parallel if 2 * len(group) <= parallel else 0
 
-    def _partial_frame(self, group: list[InputFile], paths: dict[int, str]):
-        """The DataFrame of a group's partial counts (each task's keys summed in numpy)."""
-        lines_t, partial_t = _spark_types()
-        read, count, read_and_count = _make_readers(self.rules, self.opts.on_bad_record, paths, group)
-        files_df = self.spark.range(0, len(group), 1, numPartitions=len(group))
+    def _task_counter(self, paths: dict[int, str]):
+        """items of a group -> partial batches, for one task (picklable: no `self`)."""
+        return _file_counter(self.rules, self.opts.on_bad_record, paths)
+
+    def _count_tasks(self, group: list, paths: dict[int, str], base: str):
+        """The RDD of a group's count tasks; each yields one exchange.TaskResult as a dict."""
+        sc = self.spark.sparkContext
+        task = _spilling(self._task_counter(paths), base)
         spread = self._spread_for(group)
-        if spread:
-            partial = files_df.mapInArrow(read, lines_t).repartition(spread).mapInArrow(count, partial_t)
-        else:
-            partial = files_df.mapInArrow(read_and_count, partial_t)
-        return partial
+        if not spread:
+            return sc.parallelize(group, len(group)).mapPartitions(task)
+        rules, on_bad = self.rules, self.opts.on_bad_record
+        chunks = sc.parallelize(group, len(group)).mapPartitions(
+            lambda files: _line_chunks(files, rules.text_field, on_bad))
+        spread_task = _spilling(lambda chunk_list: partials.count_lines(
+            (row for chunk in chunk_list for row in chunk), rules, on_bad, paths), base)
+        return chunks.repartition(spread).mapPartitions(spread_task)
 
-    def _count_group(self, group: list[InputFile], target: str, paths: dict[int, str]) -> None:
-        """Write a group's partial counts, committed by renaming (the unit of --resume).
-        The exact sum over tasks happens once, in the merge: no shuffle here."""
-        tmp = target + ".tmp"
-        self.storage.delete(tmp)
-        self._partial_frame(group, paths).write.mode("overwrite").parquet(tmp)
-        self.storage.rename(tmp, target)
-
-    # ---- merging and committing -----------------------------------------------------
-    def _merge(self, partial):
-        """Exact sums by (kind, key) over every task and group, kept for the writes."""
-        from pyspark.sql import functions as F
-
-        return partial.groupBy(*_PARTIAL_KEY).agg(F.sum("n").alias("n")).persist()
-
+    # ---- reducing and committing ----------------------------------------------------
     bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
 
-    def _write_datasets(self, merged, sizes: dict[str, int]) -> None:
-        from pyspark.sql import functions as F
+    def _reducers(self, rows: int) -> int:
+        """Reduce tasks: one for a small result, else one per core or per REDUCE_ROWS."""
+        if rows < ONE_REDUCER_ROWS:
+            return 1
+        parallel = max(1, self.spark.sparkContext.defaultParallelism)
+        return min(exchange.FINE_BUCKETS, max(parallel, math.ceil(rows / REDUCE_ROWS)))
 
+    def _reduce(self, results: list[exchange.TaskResult]) -> list[dict[str, Any]]:
+        """Sum every run by key range and write the tables under _work/final."""
         final = f"{self.work}/final"
         self.storage.delete(final)
-        partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
-        for name, (kind, order, columns) in _LAYOUT.items():
-            if self.bucketed:
-                columns = (*columns[:-1], "step_bucket", "count")
-                rows = (merged.where(F.substring_index("kind", "@", 1) == kind)
-                        .select("key", F.substring_index("kind", "@", -1).cast("bigint")
-                                .alias("step_bucket"), "n"))
-                order_by = ("key", "step_bucket")
-            else:
-                rows, order_by = merged.where(F.col("kind") == kind).select("key", "n"), ("key",)
-            schema = CONTRACT[name].spark_ddl(("step_bucket",) if self.bucketed else ())
-            # One file per 5M rows, and up to one writing task per shuffle partition (the
-            # merge's) once there are enough rows: one task per dataset made the triples
-            # write alone take seconds on one core.
-            rows_n = sizes.get(name, 0)
-            n_files = max(1, math.ceil(rows_n / ROWS_PER_OUTPUT_FILE),
-                          min(partitions, math.ceil(rows_n / MIN_ROWS_PER_OUTPUT_FILE)))
-            # The merge already partitioned rows by key: sort within those partitions by the
-            # int64 key, no second shuffle; strings exist only after this point.
-            (rows.coalesce(n_files).sortWithinPartitions(*order_by)
-             .mapInArrow(_make_decoder(self.rules, order, columns), schema)
-             .write.mode("overwrite").parquet(f"{final}/{name}"))
+        runs = [run for result in results for run in result.runs]
+        reducers = self._reducers(sum(rows for _, _, rows in runs))
+        ranges = exchange.bucket_ranges(reducers)
+        rules, bucketed = self.rules, self.bucketed
+
+        def reduce(parts):
+            for part in parts:
+                lo, hi = ranges[part]
+                yield reduce_buckets(runs, lo, hi, part, rules, final, bucketed)
+
+        sc = self.spark.sparkContext
+        return sc.parallelize(range(reducers), reducers).mapPartitions(reduce).collect()
+
+    def _commit_tables(self) -> None:
         for name in DATASETS:
             self.storage.delete(f"{self.out}/{name}")
-            self.storage.rename(f"{final}/{name}", f"{self.out}/{name}")
+            self.storage.rename(f"{self.work}/final/{name}", f"{self.out}/{name}")
 
-    def _statistics(self, merged, files: list[InputFile]) -> dict[str, Any]:
-        """Totals, per-file statistics and the skip report. Collected rows are bounded: a
-        few per file and subset, and at most 20 example lines per task, file and reason."""
-        from pyspark.sql import functions as F
-
-        base_kind = F.substring_index("kind", "@", 1)      # u@<bucket> counts as u
-        is_count = base_kind.isin(*partials.COUNT_KINDS)
-        # One pass (one Spark job): count rows fold into (rows, total) per kind; statistics
-        # rows are already distinct by (kind, key) after the merge and come through as they are.
-        collected = (merged.groupBy(F.when(is_count, base_kind).otherwise(F.col("kind")).alias("kind"),
-                                    F.when(is_count, F.lit(None).cast("bigint"))
-                                    .otherwise(F.col("key")).alias("key"))
-                     .agg(F.count("*").alias("rows"), F.sum("n").alias("n")).collect())
-        kinds = {r["kind"]: (r["rows"], int(r["n"] or 0)) for r in collected
-                 if r["kind"] in partials.COUNT_KINDS}
+    def _statistics(self, results: list[exchange.TaskResult], reduced: list[dict[str, Any]],
+                    files: list[InputFile]) -> dict[str, Any]:
+        """Totals, per-file statistics and the skip report, from the tasks' statistics rows
+        (a few per file and subset, at most 20 example lines per task, file and reason) and
+        the reduce tasks' row and occurrence counts."""
+        kinds: dict[str, list[int]] = {}
+        sizes = dict.fromkeys(DATASETS, 0)
+        for part in reduced:
+            for kind, (rows, n) in part["kinds"].items():
+                base = kind.split("@", 1)[0]
+                entry = kinds.setdefault(base, [0, 0])
+                entry[0] += rows
+                entry[1] += n
+            for name, rows in part["rows"].items():
+                sizes[name] += rows
+        stat_rows: dict[tuple[str, int | None], int] = {}
+        for result in results:
+            for slot, n in result.stats.items():
+                stat_rows[slot] = stat_rows.get(slot, 0) + n
         per_file: dict[int, dict[str, int]] = {f.index: {} for f in files}
         by_index = {f.index: f.path for f in files}
         subsets: dict[str, int] = {}
         skipped: dict[str, dict[str, Any]] = {}
-        stat_rows = [r for r in collected if r["kind"] not in partials.COUNT_KINDS]
-        for r in sorted(stat_rows, key=lambda r: (r["kind"], r["key"] or 0)):
-            name, *args = r["kind"].split(partials.SEP)
+        for (kind, key), n in sorted(stat_rows.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
+            name, *args = kind.split(partials.SEP)
             if name in (partials.LINES, partials.BYTES, partials.DOCS, partials.TOKENS):
-                per_file[int(args[0])][name] = int(r["n"])
+                per_file[int(args[0])][name] = int(n)
             elif name == partials.SUBSET:
-                subsets[args[0]] = int(r["n"])
+                subsets[args[0]] = int(n)
             else:
                 entry = skipped.setdefault(by_index[int(args[0])], {}).setdefault(
                     args[1], {"count": 0, "first_lines": []})
                 if name == partials.SKIPS:
-                    entry["count"] = int(r["n"])
-                elif r["key"] and len(entry["first_lines"]) < partials.SKIP_EXAMPLES:
-                    entry["first_lines"].append(int(r["key"]))
-        sizes = {name: kinds.get(kind, (0, 0))[0] for name, (kind, _, _) in _LAYOUT.items()}
+                    entry["count"] = int(n)
+                elif key and len(entry["first_lines"]) < partials.SKIP_EXAMPLES:
+                    entry["first_lines"].append(int(key))
+        occurrences = {name: kinds.get(kind, [0, 0])[1] for name, (kind, _) in LAYOUT.items()}
         return {
             "sizes": sizes,
             "totals": {
@@ -366,12 +333,12 @@ class CountJob:
                 "text_bytes": sum(v.get(partials.BYTES, 0) for v in per_file.values()),
                 "input_bytes": sum(f.size for f in files),
                 "tokens": sum(v.get(partials.TOKENS, 0) for v in per_file.values()),
-                "term_occurrences": kinds.get(partials.UNIGRAM, (0, 0))[1],
+                "term_occurrences": occurrences["unigrams"],
                 "distinct_terms": sizes["unigrams"],
                 "distinct_pairs": sizes["pairs"],
-                "pair_occurrences": kinds.get(partials.PAIR, (0, 0))[1],
+                "pair_occurrences": occurrences["pairs"],
                 "distinct_triples": sizes["triples"],
-                "triple_occurrences": kinds.get(partials.TRIPLE, (0, 0))[1],
+                "triple_occurrences": occurrences["triples"],
                 "skipped_records": sum(v["count"] for d in skipped.values() for v in d.values()),
             },
             "per_file": per_file,
@@ -383,6 +350,34 @@ class CountJob:
     def manifest_extra(self) -> dict[str, Any]:
         """Extra top-level manifest fields of a subclass (the training-order job)."""
         return {}
+
+    def _count_groups(self, groups: list[list], paths: dict[int, str],
+                      watcher: "_ProgressThread") -> tuple[list[exchange.TaskResult], int]:
+        """Count every group not done yet; (all task results, groups counted this run).
+        A group is done once its results file exists: a resume skips it."""
+        done = {n for n in self.storage.list_names(f"{self.work}/groups")
+                if n.endswith(".json") and not n.startswith(".")}
+        results: list[exchange.TaskResult] = []
+        redone = 0
+        for number, group in enumerate(groups):
+            name = f"g{number:05d}"
+            marker = f"{self.work}/groups/{name}.json"
+            group_bytes = sum(f.size for f in group)
+            if f"{name}.json" in done:
+                collected = json.loads(self.storage.read_text(marker))
+            else:
+                watcher.group_bytes = group_bytes
+                watcher.phase = f"counting group {number + 1}/{len(groups)}"
+                base = f"{self.work}/exchange/{name}"
+                self.storage.delete(base)
+                collected = self._count_tasks(group, paths, base).collect()
+                self.storage.write_text_atomic(marker, json.dumps(collected))
+                redone += 1
+            results.extend(exchange.TaskResult.from_json(c) for c in collected)
+            watcher.files_done += len(group)
+            watcher.bytes_done += group_bytes
+            watcher.group_bytes = 0
+        return results, redone
 
     def run(self) -> dict[str, Any]:
         """Count, commit and return the manifest (or the existing one if already done)."""
@@ -396,47 +391,16 @@ class CountJob:
             return existing
         self._prepare_work(fp, files)
         paths = {f.index: f.path for f in files}
-        done = set(self.storage.list_names(f"{self.work}/groups"))
         total_bytes = sum(f.size for f in files)
         watcher = _ProgressThread(self.spark, len(files), total_bytes, self.opts.progress_interval)
         watcher.start()
-        group_dirs = []
-        redone = 0
-        _, partial_t = _spark_types()
         try:
-            if len(groups) == 1 and not done:
-                # One group: a checkpoint would save nothing on resume, so sum directly.
-                watcher.group_bytes = total_bytes
-                watcher.phase = "counting, merging and writing Parquet"
-                partial = self._partial_frame(groups[0], paths)
-                redone = 1
-                groups_to_write = []
-            else:
-                groups_to_write = groups
-            for number, group in enumerate(groups_to_write):
-                name = f"g{number:05d}"
-                target = f"{self.work}/groups/{name}"
-                group_dirs.append(target)
-                if name in done:
-                    watcher.files_done += len(group)
-                    watcher.bytes_done += sum(f.size for f in group)
-                    continue
-                watcher.group_bytes = sum(f.size for f in group)
-                watcher.phase = f"counting group {number + 1}/{len(groups)}"
-                self._count_group(group, target, paths)
-                redone += 1
-                watcher.files_done += len(group)
-                watcher.bytes_done += watcher.group_bytes
-                watcher.group_bytes = 0
-            if groups_to_write:
-                watcher.phase = "merging groups and writing Parquet"
-                partial = self.spark.read.schema(partial_t).parquet(*group_dirs)
-            merged = self._merge(partial)
-            stats = self._statistics(merged, files)          # the first action: counting runs here
+            results, redone = self._count_groups(groups, paths, watcher)
             watcher.files_done, watcher.bytes_done, watcher.group_bytes = len(files), total_bytes, 0
-            watcher.phase = "writing Parquet"
-            self._write_datasets(merged, stats["sizes"])
-            merged.unpersist()
+            watcher.phase = "summing and writing Parquet"
+            reduced = self._reduce(results)
+            stats = self._statistics(results, reduced, files)
+            self._commit_tables()
         except Exception as exc:
             message = explain_failure(exc)
             if message:

@@ -24,16 +24,6 @@ from freqgap.counting.sources import InputFile, list_inputs
 SPLIT_BYTES = 32 << 20
 
 
-def _partial_type():
-    """partials.PARTIAL_SCHEMA as a Spark type."""
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-    from freqgap.counting.partials import PARTIAL_SCHEMA
-
-    return StructType([StructField(f.name, {"string": StringType(), "int64": LongType()}[str(f.type)])
-                       for f in PARTIAL_SCHEMA])
-
-
 @dataclass
 class OrderOptions:
     """How entries map to steps and buckets, and how tokens become text."""
@@ -92,23 +82,13 @@ class OrderedCountJob(CountJob):
         groups = [splits[i:i + per_job] for i in range(0, len(splits), per_job)]
         return files, groups
 
-    def _partial_frame(self, group: list[Split], paths: dict[int, str]):
-        from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+    def _spread_for(self, group) -> int:
+        return 0                 # splits are ranges of sequences: already as many as wanted
 
+    def _task_counter(self, paths: dict[int, str]):
         rules, tok, eod = self.rules, self.tokenizer_file, self.eod
         per_step, edges = self.order.seqs_per_step, list(self.order.edges)
-
-        def count(batches):
-            for batch in batches:
-                splits = [Split(**row) for row in batch.to_pylist()]
-                yield from count_splits(splits, rules, tok, eod, per_step, edges)
-
-        split_t = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
-                              StructField("lo", LongType()), StructField("hi", LongType()),
-                              StructField("size", LongType())])
-        rows = [(s.index, s.path, s.lo, s.hi, s.size) for s in group]
-        frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(rows, len(rows)), split_t)
-        return frame.mapInArrow(count, _partial_type())
+        return lambda splits: count_splits(splits, rules, tok, eod, per_step, edges)
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"order": {"sequences": len(self.data), "sequences_after_last_edge": self.left_out,
@@ -147,23 +127,14 @@ class OrderFileCountJob(CountJob):
         per_job = self.opts.files_per_job or 16 * parallel
         return files, [splits[i:i + per_job] for i in range(0, len(splits), per_job)]
 
-    def _partial_frame(self, group, paths: dict[int, str]):
-        from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+    def _spread_for(self, group) -> int:
+        return 0                 # splits are pieces of the order: already as many as wanted
 
-        from freqgap.counting.order_file import FileSplit, count_file_splits
+    def _task_counter(self, paths: dict[int, str]):
+        from freqgap.counting.order_file import count_file_splits
 
         rules, edges = self.rules, list(self.edges)
-
-        def count(batches):
-            for batch in batches:
-                yield from count_file_splits([FileSplit(**r) for r in batch.to_pylist()], rules, edges)
-
-        split_t = StructType([StructField("index", IntegerType()), StructField("path", StringType()),
-                              StructField("order_file", StringType()), StructField("lo", LongType()),
-                              StructField("hi", LongType()), StructField("size", LongType())])
-        rows = [(s.index, s.path, s.order_file, s.lo, s.hi, s.size) for s in group]
-        frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(rows, len(rows)), split_t)
-        return frame.mapInArrow(count, _partial_type())
+        return lambda splits: count_file_splits(splits, rules, edges)
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"order": {"rows": len(self.table), "rows_after_last_edge": self.left_out,

@@ -1,0 +1,97 @@
+"""The counting job's reduce step: exact sums of a range of fine buckets over every run file
+(freqgap.counting.exchange), decoded to term strings and written as the final Parquet tables.
+
+One reduce task per bucket range; a key lives in exactly one range, so the tables' files are
+disjoint and their union is the exact sum over every count task, group and resume.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from freqgap.contract import DATASETS as CONTRACT
+from freqgap.counting import exchange
+from freqgap.counting.codec import TermCodec
+from freqgap.counting.partials import PAIR, TRIPLE, UNIGRAM, sum_by_key
+from freqgap.counting.rules import TermRules
+
+DATASETS = ("unigrams", "pairs", "triples")
+# dataset -> (partial kind, number of terms in a key)
+LAYOUT = {"unigrams": (UNIGRAM, 1), "pairs": (PAIR, 2), "triples": (TRIPLE, 3)}
+ROWS_PER_OUTPUT_FILE = 5_000_000
+
+
+def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarray,
+                 step_buckets: np.ndarray | None = None) -> pa.Table:
+    """int64 keys -> the dataset's string columns (contract order), counts last."""
+    order = LAYOUT[name][1]
+    ids = TermCodec.split(keys, order)
+    columns = [codec.decode(i) for i in ids]
+    if order == 1:
+        columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
+    optional = ()
+    if step_buckets is not None:     # counts by training position (counting/order_source.py)
+        columns.append(pa.array(step_buckets, pa.int64()))
+        optional = ("step_bucket",)
+    columns.append(pa.array(counts, pa.int64()))
+    return pa.Table.from_arrays(columns, schema=CONTRACT[name].schema(optional))
+
+
+def _sum_kinds(runs: Sequence[tuple[str, str, int]], lo: int, hi: int) -> dict[str, tuple]:
+    """{kind: (sorted distinct keys, exact counts)} of buckets [lo, hi) over all runs."""
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for uri, kind, rows in runs:
+        if rows:
+            keys, counts = exchange.read_run(uri, lo, hi)
+            if keys.size:
+                parts.setdefault(kind, []).append((keys, counts))
+    return {kind: sum_by_key(np.concatenate([k for k, _ in p]), np.concatenate([c for _, c in p]))
+            for kind, p in parts.items()}
+
+
+def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> int:
+    """Parquet files of at most rows_per_file rows, each written to a hidden name then moved."""
+    fs, path = exchange.filesystem(directory)
+    fs.create_dir(path, recursive=True)
+    files = 0
+    for start in range(0, max(1, table.num_rows), rows_per_file):
+        name = f"{stem}-{files:03d}.parquet"
+        tmp = f"{path}/.{name}.tmp"
+        pq.write_table(table.slice(start, rows_per_file), tmp, filesystem=fs)
+        fs.move(tmp, f"{path}/{name}")
+        files += 1
+    return files
+
+
+def reduce_buckets(runs: Sequence[tuple[str, str, int]], lo: int, hi: int, part: int,
+                   rules: TermRules, final: str, bucketed: bool,
+                   rows_per_file: int = ROWS_PER_OUTPUT_FILE) -> dict[str, Any]:
+    """Sum buckets [lo, hi), write part `part` of every dataset under `final`/<dataset>/ and
+    return {"kinds": {kind: [distinct rows, occurrences]}, "rows": {dataset: rows}}. Part 0
+    writes a file even when empty, so every dataset has its schema on disk."""
+    codec = TermCodec(rules)
+    summed = _sum_kinds(runs, lo, hi)
+    out: dict[str, Any] = {"kinds": {k: [int(v[0].size), int(v[1].sum())] for k, v in summed.items()},
+                           "rows": {}}
+    for name, (base, _) in LAYOUT.items():
+        kinds = sorted(k for k in summed if k.split("@", 1)[0] == base)
+        if kinds:
+            keys = np.concatenate([summed[k][0] for k in kinds])
+            counts = np.concatenate([summed[k][1] for k in kinds])
+        else:
+            keys = counts = np.empty(0, np.int64)
+        buckets = None
+        if bucketed:
+            buckets = np.concatenate([np.full(summed[k][0].size, int(k.split("@", 1)[1]), np.int64)
+                                      for k in kinds]) if kinds else np.empty(0, np.int64)
+            order = np.lexsort((buckets, keys))
+            keys, counts, buckets = keys[order], counts[order], buckets[order]
+        out["rows"][name] = int(keys.size)
+        if keys.size or part == 0:
+            _write(decode_table(codec, name, keys, counts, buckets),
+                   exchange.join(final, name), f"part-{part:05d}", rows_per_file)
+    return out
