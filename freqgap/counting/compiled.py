@@ -33,6 +33,7 @@ def _table(chars: str) -> np.ndarray:
 
 
 _WS = _table(ASCII_WHITESPACE)
+_TOKEN_BYTE = (~_WS).astype(np.uint8)      # 1 for a byte inside a token (non-ASCII: see _mark_high)
 _PUNCT = _table(STRIP_PUNCTUATION)
 # Non-ASCII whitespace by code point (all are <= U+3000), and the non-ASCII characters whose
 # str.lower() is ASCII (only the Kelvin sign, 'k'; a test checks every code point): a token
@@ -70,112 +71,192 @@ def _hash_lower(data, s, e):
 
 
 @njit(cache=True)
-def _scan(data, offsets, d0, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
-          ws, ws_cp, lower_ascii, any_high_forms, punct, strip, max_digits, bases,
-          form_bytes, form_off, form_code, htab, hmask, min_len, max_len, initials, max_rare):
-    """Fill (doc, pos, code) of ASCII term tokens, tokens per doc, and (doc, pos, start, end)
-    of non-ASCII tokens that may be a vocabulary word (decided in Python), from doc d0
-    on. Stops before a document that might not fit the outputs and returns (next doc,
-    n_out, n_rare); the caller grows them and calls again. (Outputs are never reassigned
-    in here: reassigning arrays in a loop costs an atomic reference count per iteration.)"""
-    n_docs = offsets.shape[0] - 1
-    for d in range(d0, n_docs):
-        i = offsets[d]
-        end = offsets[d + 1]
-        worst = (end - i + 1) // 2 + 1
-        if n_out + worst > o_doc.shape[0] or n_rare + worst > rare.shape[0]:
-            return d, n_out, n_rare
-        pos = 0
-        while i < end:
-            b = data[i]
-            if b < 128:
-                if ws[b]:
-                    i += 1
-                    continue
-            else:
+def _edges(data, tok_byte, edges, leads):
+    """Every token boundary of `data` (ends in whitespace): edges[2k], edges[2k + 1] are
+    the start and end byte of token k; leads: the positions of UTF-8 lead bytes. Returns
+    (tokens, leads). A boundary is one branch-free store per byte (no mispredicted jumps;
+    this loop sees every byte). Non-ASCII bytes count as token bytes here: `_mark_high`
+    finds the non-ASCII whitespace among them."""
+    ne = 0
+    nl = 0
+    prev = np.int64(0)
+    for i in range(data.shape[0]):
+        b = data[i]
+        t = np.int64(tok_byte[b])
+        edges[ne] = i
+        ne += t ^ prev
+        prev = t
+        if b >= 0xC0:
+            leads[nl] = i
+            nl += 1
+    return ne >> 1, nl
+
+
+@njit(cache=True)
+def _mark_high(data, leads, starts, ends, ws_cp, high, spaced):
+    """high[k] = 1 where token k holds a non-ASCII character; spaced[k] = 1 where one of
+    them is whitespace (the token must be split). Returns the number of spaced tokens."""
+    k = 0
+    n_spaced = 0
+    n_tok = ends.shape[0]
+    for q in range(leads.shape[0]):
+        i = leads[q]
+        while k < n_tok and ends[k] <= i:
+            k += 1
+        cp, _ = _char_at(data, i)
+        if cp < ws_cp.shape[0] and ws_cp[cp]:
+            n_spaced += 1 - spaced[k]
+            spaced[k] = 1
+        else:
+            high[k] = 1
+    return n_spaced
+
+
+@njit(cache=True)
+def _split_spaced(data, starts, ends, high, spaced, ws_cp, out, out_high):
+    """The tokens again (into out[2m], out[2m + 1], out_high), those holding non-ASCII whitespace
+    split exactly at it. Returns their number."""
+    m = 0
+    for k in range(starts.shape[0]):
+        if not spaced[k]:
+            out[2 * m] = starts[k]
+            out[2 * m + 1] = ends[k]
+            out_high[m] = high[k]
+            m += 1
+            continue
+        i = starts[k]
+        e = ends[k]
+        begin = -1
+        h = 0
+        while i < e:
+            width = 1
+            space = False
+            if data[i] >= 0xC0:
                 cp, width = _char_at(data, i)
-                if cp < ws_cp.shape[0] and ws_cp[cp]:
-                    i += width
-                    continue
-            s = i
-            high = False           # holds a non-ASCII character
-            maybe_word = True      # ... and each of them lower-cases to ASCII
-            while i < end:
-                b = data[i]
-                if b < 128:
-                    if ws[b]:
-                        break
-                    i += 1
-                else:
+                space = cp < ws_cp.shape[0] and ws_cp[cp]
+            if space:
+                if begin >= 0:
+                    out[2 * m] = begin
+                    out[2 * m + 1] = i
+                    out_high[m] = h
+                    m += 1
+                    begin = -1
+            else:
+                if begin < 0:
+                    begin = i
+                    h = 0
+                if data[i] >= 0x80:
+                    h = 1
+            i += width
+        if begin >= 0:
+            out[2 * m] = begin
+            out[2 * m + 1] = e
+            out_high[m] = h
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _candidates(data, starts, ends, high, n_tok, first_class, max_digits, min_len, max_len, out):
+    """Indices of the tokens that may be terms, branch-free: first byte a digit (class bit 1)
+    and at most max_digits long, or a word form's initial (bit 2) and a form's length, or
+    leading punctuation under strip-punct (bit 4), or a non-ASCII character. Returns their
+    number; the rest (most tokens) only occupy a position."""
+    m = 0
+    for k in range(n_tok):
+        s = starts[k]
+        length = ends[k] - s
+        c = np.int64(first_class[data[s]])
+        num = (c & 1) & np.int64(length <= max_digits)
+        word = (c >> 1) & 1 & np.int64(length >= min_len) & np.int64(length <= max_len)
+        out[m] = k
+        m += num | word | (c >> 2) | np.int64(high[k])
+    return m
+
+
+@njit(cache=True)
+def _terms(data, starts, ends, high, cand, n_cand, first_tok, o_doc, o_pos, o_code, rare,
+           lower_ascii, any_high_forms, punct, strip, max_digits, bases, form_bytes, form_off,
+           form_code, htab, hmask, min_len, max_len, initials, max_rare):
+    """(doc, pos, code) of the ASCII term tokens among the candidates, and (doc, pos, start,
+    end) of the non-ASCII ones that may be a vocabulary word (decided in Python): a token
+    with a non-ASCII character can match only if each such character lower-cases to ASCII
+    (lower_ascii) or the vocabulary has non-ASCII forms. Returns (n_out, n_rare)."""
+    n_out = 0
+    n_rare = 0
+    d = 0
+    for q in range(n_cand):
+        k = cand[q]
+        while first_tok[d + 1] <= k:
+            d += 1
+        pos = k - first_tok[d]
+        ts = starts[k]
+        te = ends[k]
+        if strip:
+            while ts < te and punct[data[ts]]:
+                ts += 1
+            while te > ts and punct[data[te - 1]]:
+                te -= 1
+        length = te - ts
+        if length <= 0:
+            continue
+        if high[k]:
+            if length > max_rare:
+                continue
+            maybe_word = True
+            if not any_high_forms:
+                i = ts
+                while i < te and maybe_word:
+                    if data[i] < 128:
+                        i += 1
+                        continue
                     cp, width = _char_at(data, i)
-                    if cp < ws_cp.shape[0] and ws_cp[cp]:
-                        break
-                    high = True
-                    if maybe_word:
-                        maybe_word = False
-                        for c in lower_ascii:
-                            if cp == c:
-                                maybe_word = True
+                    maybe_word = False
+                    for c in lower_ascii:
+                        if cp == c:
+                            maybe_word = True
                     i += width
-            ts = s
-            te = i
-            if strip:
-                while ts < te and punct[data[ts]]:
-                    ts += 1
-                while te > ts and punct[data[te - 1]]:
-                    te -= 1
-            length = te - ts
-            if length > 0:
-                if high:
-                    if length <= max_rare and (maybe_word or any_high_forms):
-                        rare[n_rare, 0] = d
-                        rare[n_rare, 1] = pos
-                        rare[n_rare, 2] = ts
-                        rare[n_rare, 3] = te
-                        n_rare += 1
-                else:
-                    code = -1
-                    b0 = data[ts]
-                    if 48 <= b0 <= 57 and length <= max_digits:
-                        value = 0
-                        for k in range(ts, te):
-                            c = data[k]
-                            if c < 48 or c > 57:
-                                value = -1
-                                break
-                            value = value * 10 + (c - 48)
-                        if value >= 0:
-                            code = bases[length] + value
-                    if code < 0 and min_len <= length <= max_len and initials[b0]:
-                        h = _hash_lower(data, ts, te)
-                        slot = np.int64(h & np.uint64(hmask))
-                        while htab[slot] >= 0:
-                            f = htab[slot]
-                            fs = form_off[f]
-                            if form_off[f + 1] - fs == length:
-                                same = True
-                                for k in range(length):
-                                    if _lower(data[ts + k]) != form_bytes[fs + k]:
-                                        same = False
-                                        break
-                                if same:
-                                    code = form_code[f]
-                                    break
-                            slot = (slot + 1) & hmask
-                    if code >= 0:
-                        o_doc[n_out] = d
-                        o_pos[n_out] = pos
-                        o_code[n_out] = code
-                        n_out += 1
-            pos += 1
-        tokens[d] = pos
-    return n_docs, n_out, n_rare
-
-
-def _grown(a: np.ndarray, used: int, need: int) -> np.ndarray:
-    out = np.empty((max(2 * a.shape[0], used + need),) + a.shape[1:], a.dtype)
-    out[:used] = a[:used]
-    return out
+            if maybe_word:
+                rare[n_rare, 0] = d
+                rare[n_rare, 1] = pos
+                rare[n_rare, 2] = ts
+                rare[n_rare, 3] = te
+                n_rare += 1
+            continue
+        code = -1
+        b0 = data[ts]
+        if 48 <= b0 <= 57 and length <= max_digits:
+            value = 0
+            for i in range(ts, te):
+                c = data[i]
+                if c < 48 or c > 57:
+                    value = -1
+                    break
+                value = value * 10 + (c - 48)
+            if value >= 0:
+                code = bases[length] + value
+        if code < 0 and min_len <= length <= max_len and initials[b0]:
+            h = _hash_lower(data, ts, te)
+            slot = np.int64(h & np.uint64(hmask))
+            while htab[slot] >= 0:
+                f = htab[slot]
+                fs = form_off[f]
+                if form_off[f + 1] - fs == length:
+                    same = True
+                    for i in range(length):
+                        if _lower(data[ts + i]) != form_bytes[fs + i]:
+                            same = False
+                            break
+                    if same:
+                        code = form_code[f]
+                        break
+                slot = (slot + 1) & hmask
+        if code >= 0:
+            o_doc[n_out] = d
+            o_pos[n_out] = pos
+            o_code[n_out] = code
+            n_out += 1
+    return n_out, n_rare
 
 
 @njit(cache=True)
@@ -256,30 +337,65 @@ class CompiledFinder:
         self.any_high_forms = any(not f.isascii() for f in forms)
         self.forms = forms
         self.bases = self.codec.bases
+        # first-byte classes of a possible term: 1 digit, 2 a form's initial, 4 strippable
+        self.first_class = (_table("0123456789").astype(np.uint8) | (self.initials.astype(np.uint8) << 1)
+                            | ((_PUNCT if rules.number_rule == "strip-punct" else _table("")).astype(np.uint8) << 2))
+        self._edges = self._split = np.empty(0, np.int64)
+        self._present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
+        self._rank = np.empty(self._present.shape[0], np.int64)
+        self._leads = np.empty(0, np.int64)
+
+    def _scratch(self, n: int):
+        """Token bound arrays for n bytes, kept between chunks (fresh pages cost more than
+        the pass that fills them)."""
+        need = n + 2
+        if self._edges.shape[0] < need:
+            size = max(need, 2 * self._edges.shape[0])
+            self._edges, self._split = np.empty(size, np.int64), np.empty(size, np.int64)
+            self._leads = np.empty(size // 2, np.int64)
+        return self._edges, self._split, self._leads
+
+    def tokens(self, data: np.ndarray):
+        """(starts, ends, holds non-ASCII) of every token of `data` (valid UTF-8 ending in
+        whitespace), split exactly as str.split() does. Strided views of scratch arrays:
+        valid until the next call."""
+        edges, split, leads = self._scratch(data.shape[0])
+        n_tok, n_leads = _edges(data, _TOKEN_BYTE, edges, leads)
+        starts, ends = edges[0:2 * n_tok:2], edges[1:2 * n_tok:2]
+        high = np.zeros(n_tok, np.uint8)
+        if n_leads:
+            spaced = np.zeros(n_tok, np.uint8)
+            n_spaced = _mark_high(data, leads[:n_leads], starts, ends, _WS_CP, high, spaced)
+            if n_spaced:
+                extra = int((ends[spaced == 1] - starts[spaced == 1]).sum())
+                if split.shape[0] < 2 * (n_tok + extra):
+                    split = self._split = np.empty(2 * (n_tok + extra), np.int64)
+                new_high = np.empty(n_tok + extra, np.uint8)
+                m = _split_spaced(data, starts, ends, high, spaced, _WS_CP, split, new_high)
+                starts, ends, high = split[0:2 * m:2], split[1:2 * m:2], new_high[:m]
+        return starts, ends, high
 
     def scan(self, texts: list[str] | pa.Array | Utf8Batch):
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
         data, offsets = texts if isinstance(texts, Utf8Batch) else _texts_to_buffer(texts)
         r = self.rules
-        n_docs = offsets.shape[0] - 1
-        cap = data.shape[0] // 32 + 1024
-        o_doc, o_pos, o_code = (np.empty(cap, np.int64) for _ in range(3))
-        rare = np.empty((cap, 4), np.int64)
-        tokens = np.zeros(n_docs, np.int64)
-        d, n_out, n_rare = 0, 0, 0
-        while True:
-            d, n_out, n_rare = _scan(
-                data, offsets, d, o_doc, o_pos, o_code, n_out, rare, n_rare, tokens,
-                _WS, _WS_CP, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT,
-                r.number_rule == "strip-punct", r.max_digits,
-                self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
-                self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
-            if d == n_docs:
-                break
-            need = (int(offsets[d + 1] - offsets[d]) + 1) // 2 + 1
-            o_doc, o_pos, o_code = (_grown(a, n_out, need) for a in (o_doc, o_pos, o_code))
-            rare = _grown(rare, n_rare, need)
-        doc, pos, code, rare = o_doc[:n_out], o_pos[:n_out], o_code[:n_out], rare[:n_rare]
+        starts, ends, high = self.tokens(data)
+        n_tok = starts.shape[0]
+        cand = np.empty(n_tok, np.int64)
+        first_tok = np.searchsorted(starts[:n_tok], offsets)
+        strip = r.number_rule == "strip-punct"       # stripping shortens: no length filter
+        n_cand = _candidates(data, starts, ends, high, n_tok, self.first_class,
+                             *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
+                             cand)
+        doc, pos, code = (np.empty(n_cand, np.int64) for _ in range(3))
+        rare = np.empty((n_cand, 4), np.int64)
+        n_out, n_rare = _terms(
+            data, starts, ends, high, cand, n_cand, first_tok, doc, pos, code, rare,
+            _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
+            r.max_digits, self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
+            self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
+        doc, pos, code, rare = doc[:n_out], pos[:n_out], code[:n_out], rare[:n_rare]
+        tokens = np.diff(first_tok)
         if rare.shape[0]:
             raw = data.tobytes()
             hits = [(d, p, term) for d, p, s, e in rare.tolist()
@@ -305,12 +421,14 @@ class CompiledFinder:
     def find_terms(self, texts: list[str] | pa.Array) -> TermOccurrences:
         """The numpy finder's result: term ids index `terms`, sorted as strings."""
         doc, pos, code, tokens = self.scan(texts)
-        # Distinct codes without a sort: codes are < 2^21 (freqgap.counting.codec).
-        present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
+        # Distinct codes without a sort: codes are < 2^21 (freqgap.counting.codec). The
+        # tables are kept between chunks and only their used entries reset.
+        present, rank = self._present, self._rank
         present[code] = True
         uniq = np.flatnonzero(present)
+        present[uniq] = False
         names = self.codec.decode(uniq).to_pylist()
         order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(present.shape[0], np.int64)
         rank[uniq[order]] = np.arange(len(names))
-        return TermOccurrences(doc, pos, rank[code], [names[i] for i in order], tokens)
+        return TermOccurrences(doc, pos, rank[code], [names[i] for i in order], tokens,
+                               uniq[np.array(order, np.int64)])

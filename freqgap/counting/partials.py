@@ -172,7 +172,7 @@ def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
     the compiled finder also makes the pair and triple keys (`window_keys`)."""
     occ = finder(texts) if finder is not None else find_terms(texts, rules)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    gid = codec.encode(occ.terms)
+    gid = occ.term_codes if occ.term_codes is not None else codec.encode(occ.terms)
     ids, counts = unigram_counts(occ)
     out[UNIGRAM] = (gid[ids], counts)
     if rules.max_order >= 2 and hasattr(finder, "window_keys"):     # the compiled finder

@@ -39,7 +39,8 @@ class TermOccurrences:
 
     doc: document index in the batch; pos: token position in its document; term_id: index
     into `terms`, which is sorted as strings (so comparing ids compares terms);
-    tokens_per_doc: number of whitespace tokens of each document.
+    tokens_per_doc: number of whitespace tokens of each document. term_codes, where
+    given, are `TermCodec.encode(terms)` (spares the caller re-encoding the names).
     """
 
     doc: np.ndarray
@@ -47,6 +48,7 @@ class TermOccurrences:
     term_id: np.ndarray
     terms: list[str]
     tokens_per_doc: np.ndarray
+    term_codes: np.ndarray | None = None   # codec id of each term (the compiled finder has them)
 
 
 def _texts_to_buffer(texts: list[str] | pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -89,3 +89,22 @@ def test_other_records_go_to_the_python_path(payload):
         python_path([payload])
     except (RecordError, RecursionError):
         pass
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"text": "a"}\xff', b'{"t\xffext": "a", "text": "b"}', b'{"text": "a", "x": "\xc3"}',
+    b'\xef\xbb\xbf{"text": "a"}', b'{"text": "a", "x": \xc3\xa9}', b'{"text": "a", "meta": {"pile_set_name": "\xe0\x80\x80"}}',
+    b'{"text": "abcdefg\xc3"}', b'{"text": "abcdefgh\x1f"}',
+])
+def test_invalid_utf8_anywhere_goes_to_the_python_path(payload):
+    """UTF-8 is checked inside strings only: elsewhere a non-ASCII byte breaks the grammar."""
+    assert compiled([b'{"text": "ok"}', payload]) is None
+    with pytest.raises(RecordError):
+        python_path([payload])
+
+
+@pytest.mark.parametrize("special", ["\\n", '\\"', "\\\\", "\\u00e9", "\\u20ac", "\u00e9", "\u20ac", "\U0001f600", "\\/"])
+def test_specials_at_every_offset_of_the_8_byte_copy(special):
+    """The text copy moves 8 bytes a step: a special byte at any offset, near the end too."""
+    payloads = [('{"text": "' + "x" * k + special + "y" * m + '"}').encode() for k in range(18) for m in (0, 1, 7, 8, 9)]
+    assert check(payloads) is not None

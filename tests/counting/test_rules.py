@@ -88,6 +88,17 @@ def test_unicode_whitespace_splits_like_str_split():
     assert both([text])[0] == {"7": 1, "8": 1, "9": 1, "10": 1, "11": 1}
 
 
+@pytest.mark.parametrize("text", [
+    "\u00a05\u00a0hours\u00a0", "\u00a0", "\u2000\u2001\u20027", "5\u00a0\u2028hours\u30009", "\u00e9\u00a05 \u00e95",
+    "x\u00a0\u00a0\u00a0y 5 6", "5\u205f6\u202f7\u16808\u200a9\u20291\u00850", "\u212a\u00a0hours\u3000\u00e9\u20ac 3",
+    "a" * 9 + "\u00a0" + "5" + "\u3000" * 2 + "hours"])
+def test_non_ascii_whitespace_inside_and_between_tokens(text):
+    """The compiled finder first splits on ASCII whitespace only, then splits the tokens
+    holding non-ASCII whitespace: at a document's start or end, in runs, beside other
+    non-ASCII characters."""
+    both([text, "1 " + text + " 2", text + text])
+
+
 def test_window_option_and_orders():
     rules = TermRules(window=3)
     assert both(["1 2 3 4"], rules)[1] == {("1", "2"): 1, ("2", "3"): 1, ("3", "4"): 1,
