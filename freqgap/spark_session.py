@@ -12,12 +12,14 @@ Spark's log is quiet unless `verbose`, so a user error prints one line.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
+from freqgap import jvm_cds
 from freqgap.paths import DEFAULT_CONF_DIR
 
 _SHIPPED_ATTR = "_freqgap_package_shipped"
@@ -113,6 +115,7 @@ def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) 
     import threading
 
     from pyspark import SparkConf, SparkContext
+    from pyspark.find_spark_home import _find_spark_home
     from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is not None:
@@ -120,7 +123,12 @@ def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) 
     conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
     for key, value in settings.items():
         conf.set(key, value)
+    cds, pending = jvm_cds.driver_options(jvm_cds.archive_key(_find_spark_home(), settings))
+    if cds:
+        conf.set(_JAVA_OPTIONS[0], f"{settings.get(_JAVA_OPTIONS[0], '')} {cds}".strip())
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    if pending is not None:
+        atexit.register(_finish_dump, gateway.proc, pending, jvm_cds.jvm_command(gateway.proc.pid))
     stream = gateway.proc.stderr
 
     def forward() -> None:
@@ -131,6 +139,19 @@ def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) 
     threading.Thread(target=forward, name="spark-jvm-stderr", daemon=True).start()
     SparkContext._gateway = gateway
     SparkContext._jvm = gateway.jvm
+
+
+def _finish_dump(proc, pending: Path, command: list[str] | None) -> None:
+    """At exit, the first run's JVM writes the class archive: let it finish, then publish it."""
+    import subprocess
+
+    if proc.stdin is not None:
+        proc.stdin.close()               # the gateway JVM exits on EOF, dumping as it goes
+    try:
+        returncode = proc.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        returncode = None
+    jvm_cds.finish(pending, command, returncode)
 
 
 def _submitted_master() -> bool:

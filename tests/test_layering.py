@@ -17,7 +17,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "freqgap"
-BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "outdir",
+BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "jvm_cds", "outdir",
         "jsonl")
 STAGES = ("corpus", "counting", "instances", "inference", "training", "gaps", "suites", "dynamics")
 LAYERS = ("base", "analysis", *STAGES, "workflows", "cli")

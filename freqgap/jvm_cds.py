@@ -1,0 +1,205 @@
+"""A per-machine class-data-sharing archive for the Spark driver JVM that `get_spark()` starts.
+
+Why: a cold driver spends about 4 of its ~9 CPU-s start-up loading, parsing and verifying
+some 20,000 classes; a dynamic AppCDS archive (JDK 13+) maps them ready-made. The first run
+on a machine dumps it at JVM exit (`-XX:ArchiveClassesAtExit`), later runs map it
+(`-XX:SharedArchiveFile`). Safety, because a truncated archive crashes the JVM (SIGBUS):
+  * the file name carries a key of everything the JDK checks (java, Spark's jars and their
+    sizes and times, the JVM options, the class path settings), so a stale one is never named;
+  * it is dumped under a private temporary name, checked with `-Xshare:on` and renamed into
+    place only then (atomic), its size recorded in the name: concurrent first runs each
+    write their own file and a damaged one is never used;
+  * `-Xshare:auto` and CDS logging off: an archive the JVM rejects is ignored silently.
+`FREQGAP_JVM_CDS=0` turns it off; the cache is `$FREQGAP_CACHE_DIR`, `$XDG_CACHE_HOME/freqgap`
+or `~/.cache/freqgap` (`jvm-cds/`, ~120 MB).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import secrets
+import subprocess
+import time
+from pathlib import Path
+
+ENV_SWITCH = "FREQGAP_JVM_CDS"
+_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+_DUMP_OPTION = "-XX:ArchiveClassesAtExit="
+_STALE_TMP_S = 3600
+_KEEP = 4                                # archives kept per machine (~120 MB each), newest first
+# java options whose value is the next argument
+_VALUE_OPTIONS = ("-cp", "-classpath", "--class-path", "--add-modules", "--add-opens",
+                  "--add-exports", "--add-reads", "--module-path", "-p")
+# Settings that change the driver JVM's command line, hence the archive.
+_KEYED_SETTINGS = ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions",
+                   "spark.driver.extraClassPath", "spark.driver.defaultExtraClassPath",
+                   "spark.driver.memory", "spark.jars", "spark.jars.packages")
+_KEYED_ENV = ("JAVA_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR",
+              "YARN_CONF_DIR", "SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+
+
+def cache_dir() -> Path:
+    """Where archives are kept (created on demand)."""
+    root = os.environ.get("FREQGAP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "freqgap")
+    return Path(root) / "jvm-cds"
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _java() -> Path | None:
+    """The java binary spark-class will run (JAVA_HOME first, as it does), resolved."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home, "bin", "java") if home else None
+    if candidate is None or not candidate.exists():
+        found = next((Path(d, "java") for d in os.environ.get("PATH", "").split(os.pathsep)
+                      if d and Path(d, "java").is_file()), None)
+        candidate = found
+    return candidate.resolve() if candidate else None
+
+
+def archive_key(spark_home: str, settings: dict[str, str], java: Path | None = None) -> str | None:
+    """A digest of the driver JVM's identity and command line, or None without a java."""
+    java = java or _java()
+    if java is None:
+        return None
+    digest = hashlib.sha256()
+    jdk = java.parent.parent
+    for part in (str(java), _stamp(java), _read(jdk / "release"), _stamp(jdk / "lib" / "server" / "libjvm.so"),
+                 str(Path(spark_home).resolve())):
+        digest.update(part.encode() + b"\0")
+    for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
+        digest.update(f"{os.path.basename(jar)}:{_stamp(Path(jar))}\0".encode())
+    for key in _KEYED_SETTINGS:
+        digest.update(f"{key}={settings.get(key, '')}\0".encode())
+    for key in _KEYED_ENV:
+        digest.update(f"{key}={os.environ.get(key, '')}\0".encode())
+    return digest.hexdigest()[:32]
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "-"
+
+
+def find_archive(key: str, directory: Path | None = None) -> Path | None:
+    """The complete archive for `key`: named KEY.SIZE.jsa and of exactly that size."""
+    directory = directory or cache_dir()
+    for path in sorted(directory.glob(f"{key}.*.jsa")):
+        size = path.name[len(key) + 1:-len(".jsa")]
+        try:
+            if size.isdigit() and path.stat().st_size == int(size) > 0:
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def driver_options(key: str | None, directory: Path | None = None) -> tuple[str, Path | None]:
+    """(JVM options to add, the temporary file a dump will write or None).
+
+    With an archive: map it. Without: dump one at exit into a private temporary name.
+    """
+    if key is None or not enabled():
+        return "", None
+    directory = directory or cache_dir()
+    found = find_archive(key, directory)
+    if found is not None:
+        return f"-XX:SharedArchiveFile={found} -Xshare:auto {_QUIET}", None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _remove_stale(directory)
+    except OSError:
+        return "", None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "", None                  # a read-only cache: run without an archive
+    pending = directory / f"{key}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    return f"{_DUMP_OPTION}{pending} {_QUIET}", pending
+
+
+def _remove_stale(directory: Path) -> None:
+    """Temporary dumps older than an hour: left by a run that was killed."""
+    now = time.time()
+    for path in directory.glob("*.tmp-*"):
+        try:
+            if now - path.stat().st_mtime > _STALE_TMP_S:
+                path.unlink()
+        except OSError:
+            continue
+
+
+def jvm_command(pid: int) -> list[str] | None:
+    """The running JVM's command line (Linux /proc), to check a dump with the same options."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode(errors="surrogateescape") for a in raw.split(b"\0") if a] or None
+
+
+def check_command(command: list[str], archive: Path) -> list[str] | None:
+    """`command`'s JVM options with `archive` required (-Xshare:on) and `-version` as the main.
+
+    The JDK accepts a dynamic archive only with the class path and options it was dumped with.
+    """
+    options, args = [], iter(command[1:])
+    for arg in args:
+        if not arg.startswith("-"):
+            break                         # the main class
+        if arg.startswith((_DUMP_OPTION, "-Xlog:", "-XX:SharedArchiveFile=", "-Xshare:")):
+            continue
+        options.append(arg)
+        if arg in _VALUE_OPTIONS:
+            options.append(next(args, ""))
+    if not any(o in ("-cp", "-classpath", "--class-path") for o in options):
+        return None
+    return [command[0], *options, f"-XX:SharedArchiveFile={archive}", "-Xshare:on",
+            "-Xlog:disable", "-version"]
+
+
+def finish(pending: Path, command: list[str] | None, jvm_returncode: int | None,
+           timeout_s: float = 120) -> Path | None:
+    """Check a finished dump and rename it into place (atomically); else remove it."""
+    key = pending.name.split(".tmp-")[0]
+    try:
+        size = pending.stat().st_size
+        check = check_command(command or [], pending)
+        ok = (jvm_returncode == 0 and size > 0 and check is not None
+              and subprocess.run(check, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 timeout=timeout_s).returncode == 0)
+        if ok:
+            final = pending.with_name(f"{key}.{size}.jsa")
+            os.replace(pending, final)
+            _prune(final.parent)
+            return final
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        pending.unlink()
+    except OSError:
+        pass
+    return None
+
+
+def _prune(directory: Path) -> None:
+    """Only the newest `_KEEP` archives stay (one per JVM set-up used lately)."""
+    archives = sorted(directory.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in archives[_KEEP:]:
+        try:
+            path.unlink()                # a JVM that maps it keeps its mapping
+        except OSError:
+            continue

@@ -1,0 +1,155 @@
+"""The driver JVM's class-data-sharing archive: keyed, published atomically, never harmful."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from freqgap import jvm_cds
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def spark_home(tmp_path):
+    home = tmp_path / "spark"
+    (home / "jars").mkdir(parents=True)
+    (home / "jars" / "a.jar").write_bytes(b"a")
+    return home
+
+
+@pytest.fixture
+def java(tmp_path):
+    path = tmp_path / "jdk" / "bin" / "java"
+    path.parent.mkdir(parents=True)
+    path.write_text("#!/bin/sh\n")
+    (tmp_path / "jdk" / "release").write_text('JAVA_VERSION="17.0.15"\n')
+    return path
+
+
+def test_key_follows_everything_the_jdk_checks(spark_home, java, tmp_path, monkeypatch):
+    settings = {"spark.driver.extraJavaOptions": "-XX:+UseSerialGC", "spark.ui.enabled": "false"}
+    key = jvm_cds.archive_key(str(spark_home), settings, java)
+    assert key == jvm_cds.archive_key(str(spark_home), dict(settings), java)
+    assert key == jvm_cds.archive_key(str(spark_home), {**settings, "spark.ui.enabled": "true"}, java)
+    changed = [
+        jvm_cds.archive_key(str(spark_home), {**settings, "spark.driver.extraJavaOptions": ""}, java),
+        jvm_cds.archive_key(str(spark_home), {**settings, "spark.driver.memory": "4g"}, java),
+        jvm_cds.archive_key(str(spark_home), {**settings, "spark.driver.extraClassPath": "/x/*"}, java),
+    ]
+    (tmp_path / "jdk" / "release").write_text('JAVA_VERSION="17.0.16"\n')
+    changed.append(jvm_cds.archive_key(str(spark_home), settings, java))
+    (spark_home / "jars" / "b.jar").write_bytes(b"b")
+    changed.append(jvm_cds.archive_key(str(spark_home), settings, java))
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))          # goes on the class path
+    changed.append(jvm_cds.archive_key(str(spark_home), settings, java))
+    assert len({key, *changed}) == len(changed) + 1
+
+
+def test_dump_first_then_map_only_a_complete_archive(tmp_path, monkeypatch):
+    monkeypatch.delenv(jvm_cds.ENV_SWITCH, raising=False)
+    options, pending = jvm_cds.driver_options("k" * 32, tmp_path)
+    assert options.startswith(f"-XX:ArchiveClassesAtExit={pending} ") and "-Xlog:cds=off" in options
+    assert pending.parent == tmp_path and pending.name.startswith("k" * 32 + ".tmp-")
+    (tmp_path / f"{'k' * 32}.100.jsa").write_bytes(b"x" * 99)    # truncated: would crash the JVM
+    assert jvm_cds.find_archive("k" * 32, tmp_path) is None
+    assert jvm_cds.driver_options("k" * 32, tmp_path)[1] is not None
+    good = tmp_path / f"{'k' * 32}.5.jsa"
+    good.write_bytes(b"12345")
+    assert jvm_cds.driver_options("k" * 32, tmp_path) == (
+        f"-XX:SharedArchiveFile={good} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off", None)
+    monkeypatch.setenv(jvm_cds.ENV_SWITCH, "0")
+    assert jvm_cds.driver_options("k" * 32, tmp_path) == ("", None)
+    assert jvm_cds.driver_options(None, tmp_path) == ("", None)
+
+
+def test_a_stale_temporary_dump_is_removed(tmp_path):
+    old, fresh = tmp_path / "k.tmp-1-aa", tmp_path / "k.tmp-2-bb"
+    old.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(old, (1, 1))
+    jvm_cds.driver_options("k", tmp_path)
+    assert not old.exists() and fresh.exists()
+
+
+def test_check_command_keeps_the_jvm_options_and_drops_the_dump():
+    command = ["/j/bin/java", "-cp", "/s/jars/*", "-Xmx1g", "-XX:ArchiveClassesAtExit=/c/t",
+               "-Xlog:cds=off", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+               "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]", "pyspark-shell"]
+    assert jvm_cds.check_command(command, Path("/c/t")) == [
+        "/j/bin/java", "-cp", "/s/jars/*", "-Xmx1g", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+        "-XX:SharedArchiveFile=/c/t", "-Xshare:on", "-Xlog:disable", "-version"]
+    assert jvm_cds.check_command(["/j/bin/java", "-Xmx1g", "Main"], Path("/c/t")) is None
+
+
+def test_finish_publishes_only_a_checked_dump(tmp_path, monkeypatch):
+    command = ["java", "-cp", "x", "Main"]
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0 if b"good" in Path(cmd[-4].split("=", 1)[1]).read_bytes() else 1)
+
+    monkeypatch.setattr(jvm_cds.subprocess, "run", fake_run)
+    first, second = tmp_path / "key.tmp-1-aa", tmp_path / "key.tmp-2-bb"
+    first.write_bytes(b"good one")
+    second.write_bytes(b"good two")
+    # Two concurrent first runs: each publishes its own complete file under the final name.
+    assert jvm_cds.finish(first, command, 0) == tmp_path / "key.8.jsa"
+    assert jvm_cds.finish(second, command, 0) == tmp_path / "key.8.jsa"
+    assert jvm_cds.find_archive("key", tmp_path).read_bytes() == b"good two"
+    for returncode, content in ((1, b"good"), (None, b"good"), (0, b"bad")):
+        pending = tmp_path / "other.tmp-3-cc"
+        pending.write_bytes(content)
+        assert jvm_cds.finish(pending, command, returncode) is None and not pending.exists()
+    assert jvm_cds.find_archive("other", tmp_path) is None
+    assert len(calls) == 3                                     # no check when the JVM failed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key.8.jsa"]
+
+
+_SESSION = """
+import sys
+from pathlib import Path
+from freqgap.spark_session import get_spark
+spark = get_spark(master="local[1]")
+assert spark.sparkContext.parallelize(range(10), 2).map(lambda x: x * x).sum() == 285
+cmd = Path(f"/proc/{spark.sparkContext._gateway.proc.pid}/cmdline").read_bytes().split(b"\\0")
+print("uses" if any(a.startswith(b"-XX:SharedArchiveFile=") for a in cmd) else "dumps"
+      if any(a.startswith(b"-XX:ArchiveClassesAtExit=") for a in cmd) else "none")
+spark.stop()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_first_run_builds_it_later_runs_use_it_a_damaged_one_is_ignored_quietly(tmp_path):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "HOME": str(tmp_path),
+           "FREQGAP_CACHE_DIR": str(tmp_path / "cache")}
+
+    def session() -> tuple[str, str]:
+        proc = subprocess.run([sys.executable, "-c", _SESSION], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=400)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout, proc.stderr
+
+    assert session() == ("dumps\n", "")
+    [archive] = (tmp_path / "cache" / "jvm-cds").iterdir()
+    assert archive.name.endswith(f".{archive.stat().st_size}.jsa")
+    assert session() == ("uses\n", "")
+    archive.chmod(0o644)
+    archive.write_bytes(os.urandom(archive.stat().st_size))   # damaged in place, same size
+    assert session() == ("uses\n", "")                         # the JVM rejects it, silently
+
+
+def test_only_the_newest_archives_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(jvm_cds.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0))
+    for i in range(6):
+        pending = tmp_path / f"key{i}.tmp-1-aa"
+        pending.write_bytes(b"x" * (i + 1))
+        os.utime(pending, (1000 + i, 1000 + i))
+        jvm_cds.finish(pending, ["java", "-cp", "x", "Main"], 0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"key{i}.{i + 1}.jsa" for i in range(2, 6)]
