@@ -71,6 +71,20 @@ def _hash_lower(data, s, e):
 
 
 @njit(cache=True)
+def _ascii_edges(data, tok_byte, edges):
+    """`_edges` for a buffer whose whitespace is all ASCII (the JSON reader's): no lead
+    bytes to collect, so nothing but the one store per byte."""
+    ne = 0
+    prev = np.int64(0)
+    for i in range(data.shape[0]):
+        t = np.int64(tok_byte[data[i]])
+        edges[ne] = i
+        ne += t ^ prev
+        prev = t
+    return ne >> 1
+
+
+@njit(cache=True)
 def _edges(data, tok_byte, edges, leads):
     """Every token boundary of `data` (ends in whitespace): edges[2k], edges[2k + 1] are
     the start and end byte of token k; leads: the positions of UTF-8 lead bytes. Returns
@@ -355,17 +369,21 @@ class CompiledFinder:
             self._leads = np.empty(size // 2, np.int64)
         return self._edges, self._split, self._leads
 
-    def tokens(self, data: np.ndarray):
+    def tokens(self, data: np.ndarray, leads: np.ndarray | None = None):
         """(starts, ends, holds non-ASCII) of every token of `data` (valid UTF-8 ending in
-        whitespace), split exactly as str.split() does. Strided views of scratch arrays:
-        valid until the next call."""
-        edges, split, leads = self._scratch(data.shape[0])
-        n_tok, n_leads = _edges(data, _TOKEN_BYTE, edges, leads)
+        whitespace), split exactly as str.split() does. Given `leads` (Utf8Batch), data's
+        whitespace is all ASCII. Strided views of scratch arrays: valid until the next call."""
+        edges, split, scratch_leads = self._scratch(data.shape[0])
+        if leads is None:
+            n_tok, n_leads = _edges(data, _TOKEN_BYTE, edges, scratch_leads)
+            leads = scratch_leads[:n_leads]
+        else:
+            n_tok, n_leads = _ascii_edges(data, _TOKEN_BYTE, edges), leads.shape[0]
         starts, ends = edges[0:2 * n_tok:2], edges[1:2 * n_tok:2]
         high = np.zeros(n_tok, np.uint8)
         if n_leads:
             spaced = np.zeros(n_tok, np.uint8)
-            n_spaced = _mark_high(data, leads[:n_leads], starts, ends, _WS_CP, high, spaced)
+            n_spaced = _mark_high(data, leads, starts, ends, _WS_CP, high, spaced)
             if n_spaced:
                 extra = int((ends[spaced == 1] - starts[spaced == 1]).sum())
                 if split.shape[0] < 2 * (n_tok + extra):
@@ -377,9 +395,12 @@ class CompiledFinder:
 
     def scan(self, texts: list[str] | pa.Array | Utf8Batch):
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
-        data, offsets = texts if isinstance(texts, Utf8Batch) else _texts_to_buffer(texts)
+        if isinstance(texts, Utf8Batch):
+            data, offsets, leads = texts
+        else:
+            (data, offsets), leads = _texts_to_buffer(texts), None
         r = self.rules
-        starts, ends, high = self.tokens(data)
+        starts, ends, high = self.tokens(data, leads)
         n_tok = starts.shape[0]
         cand = np.empty(n_tok, np.int64)
         first_tok = np.searchsorted(starts[:n_tok], offsets)

@@ -19,14 +19,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from freqgap.counting.rules import NON_ASCII_WHITESPACE
+
 MAX_DEPTH = 512
 
 
 class Utf8Batch(NamedTuple):
-    """Texts as the finder's buffer: UTF-8 bytes, each text followed by one space; offsets."""
+    """Texts as the finder's buffer: UTF-8 bytes, each text followed by one space; offsets.
+    With `leads` (from the JSON reader), non-ASCII whitespace was written as ASCII spaces
+    and leads are the positions of the other non-ASCII characters: the finder then needs
+    no look at non-ASCII bytes to split tokens."""
 
     data: np.ndarray
     offsets: np.ndarray
+    leads: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
@@ -34,7 +40,9 @@ class Utf8Batch(NamedTuple):
 
 @njit(cache=True, inline="always")
 def _ws(buf, p, end):
-    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 10 or buf[p] == 13):
+    """Skip JSON whitespace but the newline: records are lines, a newline ends one (a raw
+    newline inside a record would split it into two bad lines)."""
+    while p < end and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
         p += 1
     return p
 
@@ -56,6 +64,9 @@ def _hex4(buf, p):
     return v
 
 
+# Python's non-ASCII whitespace by code point (all are <= U+3000).
+_WS_CP = np.zeros(max(map(ord, NON_ASCII_WHITESPACE)) + 1, np.bool_)
+_WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
 # 1 for a byte that a JSON string holds as itself: ASCII from 0x20 except '"' and '\\'.
 _PLAIN = np.zeros(256, np.uint8)
 _PLAIN[32:128] = 1
@@ -90,12 +101,39 @@ def _utf8_char(buf, p, end):
     return n + 1
 
 
+@njit(cache=True, inline="always")
+def _put(out, o, cp, leads, nl, mark):
+    """Write code point cp >= 0x80 as UTF-8 at out[o:]; with `mark`, non-ASCII whitespace
+    as as many ASCII spaces (same length: tokens split the same) and other characters'
+    lead positions into leads. Returns (new o, new nl)."""
+    width = 2 if cp < 0x800 else (3 if cp < 0x10000 else 4)
+    if mark:
+        if cp < _WS_CP.shape[0] and _WS_CP[cp]:
+            for k in range(width):
+                out[o + k] = 32
+            return o + width, nl
+        leads[nl] = o
+        nl += 1
+    if width == 2:
+        out[o] = 0xC0 | (cp >> 6)
+    elif width == 3:
+        out[o] = 0xE0 | (cp >> 12)
+        out[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
+    else:
+        out[o] = 0xF0 | (cp >> 18)
+        out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+        out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    out[o + width - 1] = 0x80 | (cp & 0x3F)
+    return o + width, nl
+
+
 @njit(cache=True)
-def _string(buf, p, end, out, o):
+def _string(buf, p, end, out, o, leads, nl, mark):
     """Parse the string at p (an opening quote), checking its UTF-8 as Python's decoder
     does (the only place a valid record holds non-ASCII bytes). Writes the decoded UTF-8 to
-    out[o:] when o >= 0. Returns (position after the closing quote, new o, had escapes) or
-    p = -1. Plain bytes take a tight copy loop: this is most of the reader's time."""
+    out[o:] when o >= 0 (with `mark`: see `_put`). Returns (position after the closing
+    quote, new o, had escapes, new nl) or p = -1. Plain bytes take a tight copy loop: this
+    is most of the reader's time."""
     p += 1
     escaped = False
     while p < end:
@@ -120,44 +158,43 @@ def _string(buf, p, end, out, o):
             while p < end and _PLAIN[buf[p]]:
                 p += 1
         if p >= end:
-            return -1, o, escaped
+            return -1, o, escaped, nl
         c = buf[p]
         if c == 34:
-            return p + 1, o, escaped
+            return p + 1, o, escaped, nl
         if c >= 128:
             width = _utf8_char(buf, p, end)
             if width == 0:
-                return -1, o, escaped
+                return -1, o, escaped, nl
             if o >= 0:
-                for k in range(width):
-                    out[o + k] = buf[p + k]
-                o += width
+                if mark:
+                    cp = np.int64(c) & (0x1F if width == 2 else (0x0F if width == 3 else 0x07))
+                    for k in range(1, width):
+                        cp = (cp << 6) | (buf[p + k] & 0x3F)
+                    o, nl = _put(out, o, cp, leads, nl, mark)
+                else:
+                    for k in range(width):
+                        out[o + k] = buf[p + k]
+                    o += width
             p += width
             continue
         if c == 92:
             escaped = True
             if p + 1 >= end:
-                return -1, o, escaped
+                return -1, o, escaped, nl
             e = buf[p + 1]
             if e == 117:
                 if p + 5 >= end:
-                    return -1, o, escaped
+                    return -1, o, escaped, nl
                 cp = _hex4(buf, p + 2)
                 if cp < 0 or 0xD800 <= cp <= 0xDFFF:
-                    return -1, o, escaped
+                    return -1, o, escaped, nl
                 if o >= 0:
                     if cp < 0x80:
                         out[o] = cp
                         o += 1
-                    elif cp < 0x800:
-                        out[o] = 0xC0 | (cp >> 6)
-                        out[o + 1] = 0x80 | (cp & 0x3F)
-                        o += 2
                     else:
-                        out[o] = 0xE0 | (cp >> 12)
-                        out[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
-                        out[o + 2] = 0x80 | (cp & 0x3F)
-                        o += 3
+                        o, nl = _put(out, o, cp, leads, nl, mark)
                 p += 6
                 continue
             if e == 34 or e == 92 or e == 47:
@@ -173,14 +210,14 @@ def _string(buf, p, end, out, o):
             elif e == 116:
                 v = 9
             else:
-                return -1, o, escaped
+                return -1, o, escaped, nl
             if o >= 0:
                 out[o] = v
                 o += 1
             p += 2
             continue
-        return -1, o, escaped            # a control character
-    return -1, o, escaped
+        return -1, o, escaped, nl        # a control character
+    return -1, o, escaped, nl
 
 
 @njit(cache=True)
@@ -230,12 +267,12 @@ _NULL = np.frombuffer(b"null", np.uint8).copy()
 
 
 @njit(cache=True)
-def _skip_name(buf, p, end, dummy):
+def _skip_name(buf, p, end, out, leads):
     """Skip an object member's `"name":` at p (not decoded): the position after the colon,
     or -1 where the bytes are not a name and a colon."""
     if p >= end or buf[p] != 34:
         return -1
-    p, _, _ = _string(buf, p, end, dummy, -1)
+    p, _, _, _ = _string(buf, p, end, out, -1, leads, 0, False)
     if p < 0:
         return -1
     p = _ws(buf, p, end)
@@ -245,9 +282,8 @@ def _skip_name(buf, p, end, dummy):
 
 
 @njit(cache=True)
-def _value(buf, p, end, stack, t, f, n):
+def _value(buf, p, end, stack, t, f, n, out, leads):
     """Skip (and validate) one JSON value at p; the position after it, or -1."""
-    dummy = np.empty(0, np.uint8)
     depth = 0
     while True:
         # a value starts at p
@@ -266,12 +302,12 @@ def _value(buf, p, end, stack, t, f, n):
                 stack[depth] = c
                 depth += 1
                 if c == 123:
-                    p = _skip_name(buf, p, end, dummy)
+                    p = _skip_name(buf, p, end, out, leads)
                     if p < 0:
                         return -1
                 continue
         elif c == 34:
-            p, _, _ = _string(buf, p, end, dummy, -1)
+            p, _, _, _ = _string(buf, p, end, out, -1, leads, 0, False)
         elif c == 116:
             p = _literal(buf, p, end, t)
         elif c == 102:
@@ -294,7 +330,7 @@ def _value(buf, p, end, stack, t, f, n):
             if c == 44:
                 p = _ws(buf, p + 1, end)
                 if top == 123:
-                    p = _skip_name(buf, p, end, dummy)
+                    p = _skip_name(buf, p, end, out, leads)
                     if p < 0:
                         return -1
                 break
@@ -317,24 +353,24 @@ def _key_is(buf, out, in_out, s, e, word):
 
 
 @njit(cache=True)
-def _key(buf, p, end, out, o):
+def _key(buf, p, end, out, o, leads):
     """Parse a key at p: (position after it, whether its decoded bytes are in out, their
     bounds). An escaped key is decoded into out[o:] as scratch space (overwritten by later
     texts)."""
-    q, o2, escaped = _string(buf, p, end, out, -1)
+    q, o2, escaped, _ = _string(buf, p, end, out, -1, leads, 0, False)
     if q < 0 or not escaped:
         return q, False, p + 1, q - 1
-    q, o2, escaped = _string(buf, p, end, out, o)
+    q, o2, escaped, _ = _string(buf, p, end, out, o, leads, 0, False)
     return q, True, o, o2
 
 
 @njit(cache=True)
-def _member(buf, p, end, out, o):
+def _member(buf, p, end, out, o, leads):
     """Parse `"key":` at p (an object member's name and colon): (position of its value,
     and the key as `_key` gives it), or position -1 where the bytes are not that."""
     if p >= end or buf[p] != 34:
         return -1, False, 0, 0
-    p, in_out, ks, ke = _key(buf, p, end, out, o)
+    p, in_out, ks, ke = _key(buf, p, end, out, o, leads)
     if p < 0:
         return -1, False, 0, 0
     p = _ws(buf, p, end)
@@ -347,42 +383,56 @@ def _member(buf, p, end, out, o):
 
 
 @njit(cache=True)
-def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, sub_s, sub_e,
-             stack, t, f, n):
-    """Texts of records [starts[i], ends[i]) into out (each + a space), subset slices into
-    sub_s/sub_e (-1: none). Returns the index of the first record outside the plain case,
-    or -1 when all are plain."""
+def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, blank, sub_s,
+             sub_e, stack, t, f, n):
+    """Texts of the JSON records (lines) of buf into out (each + a space; out_off: per text;
+    non-ASCII whitespace as ASCII spaces and the other non-ASCII characters' positions in
+    leads, see `_put`), subset slices into sub_s/sub_e (-1: none), blank[i] = 1 for a line
+    of JSON whitespace only (it has no text), starts[i]: where line i starts. Returns (the index of the first record
+    outside the plain case, or -1 when all are plain; lines; texts; leads)."""
     o = 0
-    for i in range(starts.shape[0]):
-        p = starts[i]
-        end = ends[i]
+    nt = 0
+    nl = 0
+    end = buf.shape[0]
+    p = 0
+    i = 0
+    while True:
+        starts[i] = p
         sub_s[i] = -1
         sub_e[i] = -1
+        blank[i] = 0
         p = _ws(buf, p, end)
-        if p >= end or buf[p] != 123:
-            return i
+        if p >= end or buf[p] == 10:
+            blank[i] = 1
+            i += 1
+            if p >= end:
+                return -1, i, nt, nl
+            p += 1
+            continue
+        if buf[p] != 123:
+            return i, i, nt, nl
         p = _ws(buf, p + 1, end)
         have_text = False
         have_meta = False
         if p < end and buf[p] == 125:
-            return i                                   # {}: no text
+            return i, i, nt, nl                        # {}: no text
         while True:
-            p, in_out, ks, ke = _member(buf, p, end, out, o)
+            p, in_out, ks, ke = _member(buf, p, end, out, o, leads)
             if p < 0:
-                return i
+                return i, i, nt, nl
             if _key_is(buf, out, in_out, ks, ke, text_key):
                 if have_text or buf[p] != 34:
-                    return i
+                    return i, i, nt, nl
                 have_text = True
-                p, o, _ = _string(buf, p, end, out, o)
+                p, o, _, nl = _string(buf, p, end, out, o, leads, nl, True)
                 if p < 0:
-                    return i
+                    return i, i, nt, nl
                 out[o] = 32
                 o += 1
-                out_off[i + 1] = o
+                out_off[nt + 1] = o
             elif meta_key.shape[0] and _key_is(buf, out, in_out, ks, ke, meta_key):
                 if have_meta:
-                    return i
+                    return i, i, nt, nl
                 have_meta = True
                 if buf[p] == 123:
                     q = _ws(buf, p + 1, end)
@@ -391,26 +441,26 @@ def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, su
                     else:
                         have_name = False
                         while True:
-                            q, m_out, ms, me = _member(buf, q, end, out, o)
+                            q, m_out, ms, me = _member(buf, q, end, out, o, leads)
                             if q < 0:
-                                return i
+                                return i, i, nt, nl
                             if _key_is(buf, out, m_out, ms, me, subset_key):
                                 if have_name:
-                                    return i
+                                    return i, i, nt, nl
                                 have_name = True
                                 if buf[q] == 34:
                                     vs = q
-                                    q, _, escaped = _string(buf, q, end, out, -1)
+                                    q, _, escaped, _ = _string(buf, q, end, out, -1, leads, 0, False)
                                     if q < 0:
-                                        return i
+                                        return i, i, nt, nl
                                     sub_s[i] = vs          # the JSON string, quotes included
                                     sub_e[i] = q
                                 else:
-                                    q = _value(buf, q, end, stack, t, f, n)
+                                    q = _value(buf, q, end, stack, t, f, n, out, leads)
                             else:
-                                q = _value(buf, q, end, stack, t, f, n)
+                                q = _value(buf, q, end, stack, t, f, n, out, leads)
                             if q < 0:
-                                return i
+                                return i, i, nt, nl
                             q = _ws(buf, q, end)
                             if q < end and buf[q] == 44:
                                 q = _ws(buf, q + 1, end)
@@ -418,13 +468,13 @@ def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, su
                             if q < end and buf[q] == 125:
                                 p = q + 1
                                 break
-                            return i
+                            return i, i, nt, nl
                 else:
-                    p = _value(buf, p, end, stack, t, f, n)
+                    p = _value(buf, p, end, stack, t, f, n, out, leads)
             else:
-                p = _value(buf, p, end, stack, t, f, n)
+                p = _value(buf, p, end, stack, t, f, n, out, leads)
             if p < 0:
-                return i
+                return i, i, nt, nl
             p = _ws(buf, p, end)
             if p < end and buf[p] == 44:
                 p = _ws(buf, p + 1, end)
@@ -432,37 +482,53 @@ def _extract(buf, starts, ends, text_key, meta_key, subset_key, out, out_off, su
             if p < end and buf[p] == 125:
                 p += 1
                 break
-            return i
-        if not have_text or _ws(buf, p, end) != end:
-            return i
-    return -1
+            return i, i, nt, nl
+        p = _ws(buf, p, end)
+        if not have_text or (p < end and buf[p] != 10):
+            return i, i, nt, nl
+        nt += 1
+        i += 1
+        if p >= end:
+            return -1, i, nt, nl
+        p += 1
 
 
-def extract_texts(payloads: list[bytes], text_field: str, subset_field: str | None):
-    """(Utf8Batch of the texts, {subset: documents}) of JSON records, or None when any record
-    is outside the plain case (the caller then takes the Python path)."""
+def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None):
+    """(Utf8Batch of the texts, {subset: documents}, blank, starts) of the JSON Lines in buf
+    (blank: a uint8 mask of the lines of JSON whitespace only, which have no text; starts:
+    where each line starts), or None when any other line is outside the plain case (the
+    caller then takes the Python path)."""
     if "." in text_field or subset_field not in (None, "meta.pile_set_name"):
         return None
-    joined = b"\n".join(payloads)
-    buf = np.frombuffer(joined, np.uint8)
-    lengths = np.fromiter((len(p) for p in payloads), np.int64, len(payloads))
-    ends = np.cumsum(lengths + 1) - 1
-    starts = ends - lengths
-    out = np.empty(buf.shape[0] + len(payloads) + 1, np.uint8)
-    out_off = np.zeros(len(payloads) + 1, np.int64)
-    sub_s = np.empty(len(payloads), np.int64)
-    sub_e = np.empty(len(payloads), np.int64)
+    n = buf.shape[0]
+    out = np.empty(n + 16, np.uint8)            # decoded texts + spaces never outgrow the records
+    out_off = np.zeros(n // 8 + 2, np.int64)    # a record with a text takes at least 11 bytes
+    leads = np.empty(n // 2 + 1, np.int64)
+    blank = np.empty(n + 1, np.uint8)          # (untouched pages cost nothing)
+    starts, sub_s, sub_e = (np.empty(n + 1, np.int64) for _ in range(3))
     meta = np.frombuffer(b"meta" if subset_field else b"", np.uint8).copy()
-    bad = _extract(buf, starts, ends, np.frombuffer(text_field.encode(), np.uint8).copy(), meta,
-                   np.frombuffer(b"pile_set_name", np.uint8).copy(), out, out_off, sub_s, sub_e,
-                   np.empty(MAX_DEPTH, np.uint8), _TRUE, _FALSE, _NULL)
+    bad, n_lines, n_texts, n_leads = _extract(
+        buf, np.frombuffer(text_field.encode(), np.uint8).copy(), meta,
+        np.frombuffer(b"pile_set_name", np.uint8).copy(), out, out_off, leads, starts, blank, sub_s,
+        sub_e, np.empty(MAX_DEPTH, np.uint8), _TRUE, _FALSE, _NULL)
     if bad >= 0:
         return None
     subsets: dict[str, int] = {}
     if subset_field:
-        for s, e in zip(sub_s.tolist(), sub_e.tolist()):
-            if s >= 0:
-                raw = joined[s:e]
-                name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
-                subsets[name] = subsets.get(name, 0) + 1
-    return Utf8Batch(out[:out_off[-1]], out_off), subsets
+        sub_s, sub_e = sub_s[:n_lines], sub_e[:n_lines]
+        for s, e in zip(sub_s[sub_s >= 0].tolist(), sub_e[sub_s >= 0].tolist()):
+            raw = buf[s:e].tobytes()
+            name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
+            subsets[name] = subsets.get(name, 0) + 1
+    out_off = out_off[:n_texts + 1]
+    return (Utf8Batch(out[:out_off[-1]], out_off, leads[:n_leads]), subsets, blank[:n_lines],
+            starts[:n_lines])
+
+
+def extract_texts(payloads: list[bytes], text_field: str, subset_field: str | None):
+    """(Utf8Batch of the texts, {subset: documents}) of JSON records, or None when any record
+    is outside the plain case (a blank one too: the caller then takes the Python path)."""
+    got = extract_records(np.frombuffer(b"\n".join(payloads), np.uint8), text_field, subset_field)
+    if got is None or got[2].any() or got[2].shape[0] != len(payloads):
+        return None
+    return got[0], got[1]

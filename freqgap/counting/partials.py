@@ -1,6 +1,6 @@
 """The two worker-side steps of the counting job, as Arrow batch iterators.
 
-`read_lines`  : input files -> line batches (file index, line number, raw bytes).
+`read_lines`  : input files -> line batches (file index, first line number, whole lines).
 `count_lines` : lines -> partial counts (kind, key, n), to be summed by (kind, key).
 
 They run inside Spark's `mapInArrow`, but are plain functions, so the unit tests call them
@@ -24,7 +24,7 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.engine import engine_name, term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import BadInputError, InputFile, iter_lines, iter_parquet_texts
+from freqgap.counting.sources import BadInputError, InputFile, iter_line_blocks, iter_parquet_texts
 from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
@@ -52,11 +52,13 @@ def _lines_batch(rows: list[tuple[int, int, bytes, bool, str | None]]) -> pa.Rec
                                       schema=LINES_SCHEMA)
 
 
-LineRow = tuple  # (file index, line number, payload bytes, is_text, error or None)
+LineRow = tuple  # (file index, (first) line number, payload bytes, is_text, error or None)
 
 
 def line_rows(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[LineRow]:
-    """Every line of every file, streamed, as plain tuples.
+    """Every line of every file, streamed, as plain tuples: a JSON Lines row holds one or
+    more whole lines joined by newlines (a decompressed block: sources.iter_line_blocks),
+    numbered by its first line; a Parquet row holds one text.
 
     A file-level failure (unreadable, truncated, empty) raises in `fail` mode; in `skip`
     mode it becomes one error row, and the lines read before it are kept.
@@ -65,7 +67,7 @@ def line_rows(files: Iterable[InputFile], text_field: str, on_bad: str) -> Itera
         index = f.index
         try:
             if not f.is_parquet:
-                for number, value in iter_lines(f.path):
+                for number, value in iter_line_blocks(f.path):
                     yield (index, number, value, False, None)
                 continue
             for number, value in iter_parquet_texts(f.path, text_field):
@@ -230,18 +232,23 @@ class KeySums:
 
 _JSON_SPACE = b" \t\r\n"
 _BLANK_START = (b"", b" ", b"\t", b"\r", b"\n")
+BLANK_LINE = "blank line"
 
 
-class _JsonChunk:
-    """Raw JSON records of one chunk, parsed together by Arrow's C++ JSON reader.
+def _is_blank(line: bytes) -> bool:
+    return line[:1] in _BLANK_START and not line.strip(_JSON_SPACE)
+
+
+class _ArrowChunk:
+    """Raw JSON records of one chunk (one line each), parsed together by Arrow's C++ JSON
+    reader: the numpy engine's reader.
 
     Any record Arrow rejects or reads as null (bad JSON, a missing or non-string text,
     duplicate keys, a lone surrogate) sends the whole chunk to the per-record Python path,
     which names the bad record exactly: the fast path never decides what is an error.
     """
 
-    def __init__(self, rules: TermRules, compiled: bool = False) -> None:
-        self.compiled = compiled              # the compiled reader (freqgap.counting.jsonscan)
+    def __init__(self, rules: TermRules) -> None:
         self.rules = rules
         self.payloads: list[bytes] = []
         self.where: list[tuple[int, int]] = []     # (file, line) of each payload
@@ -260,12 +267,7 @@ class _JsonChunk:
         self.size += len(payload)
 
     def fast_texts(self, text_field: str):
-        """(texts, {subset: documents}), or None when the chunk needs the Python path. With
-        the compiled finder, texts are its UTF-8 buffer (jsonscan.Utf8Batch), else Arrow strings."""
-        if self.compiled:
-            from freqgap.counting.jsonscan import extract_texts
-
-            return extract_texts(self.payloads, text_field, self.rules.subset_field)
+        """(Arrow texts, {subset: documents}), or None when the chunk needs the Python path."""
         parsed = self.arrow_texts(text_field)
         if parsed is None:
             return None
@@ -301,24 +303,79 @@ class _JsonChunk:
         self.payloads, self.where, self.size = [], [], 0
 
 
+class _BlockChunk:
+    """Rows of whole lines (line_rows' blocks) of one chunk, for the compiled reader: the
+    lines are found and parsed in one buffer, never one Python object per line."""
+
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+        self.where: list[tuple[int, int]] = []     # (file, first line) of each row
+        self.size = 0
+
+    def add(self, fidx: int, number: int, payload: bytes) -> None:
+        self.payloads.append(payload)
+        self.where.append((fidx, number))
+        self.size += len(payload)
+
+    def buffer(self) -> np.ndarray:
+        """The rows joined by newlines (one buffer of lines; a single row is not copied)."""
+        joined = self.payloads[0] if len(self.payloads) == 1 else b"\n".join(self.payloads)
+        return np.frombuffer(joined, np.uint8)
+
+    def numbering(self, starts: np.ndarray):
+        """(file of each line, its number, lines per row) from where the lines start."""
+        row_len = np.fromiter((len(p) for p in self.payloads), np.int64, len(self.payloads))
+        row_start = np.cumsum(row_len + 1) - row_len - 1
+        first = np.searchsorted(starts, row_start)          # each row's first line
+        per_row = np.diff(np.append(first, starts.shape[0]))
+        row_of = np.repeat(np.arange(len(self.payloads)), per_row)
+        where = np.array(self.where, np.int64).reshape(-1, 2)
+        return where[row_of, 0], where[row_of, 1] + np.arange(starts.shape[0]) - first[row_of], per_row
+
+    def clear(self) -> None:
+        self.payloads, self.where, self.size = [], [], 0
+
+
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
-    """Parse, tokenise and count lines into partial counts (summed later by key)."""
+    """Parse, tokenise and count lines into partial counts (summed later by key). A row's
+    payload is one or more whole lines joined by newlines (line_rows), or a Parquet text."""
     acc = _Accumulator()
     sums = KeySums()
     codec = TermCodec(rules)
     finder = term_finder(rules)
-    chunk = _JsonChunk(rules, compiled=engine_name() == "numba")
+    compiled = engine_name() == "numba"
+    chunk = _BlockChunk() if compiled else _ArrowChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
-    def count(texts, files: list[int]) -> Iterator[pa.RecordBatch]:
+    def count(texts, files) -> Iterator[pa.RecordBatch]:
         parts, tokens = chunk_keys(texts, rules, codec, finder)
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
             acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
         yield from sums.add(parts)
 
+    def parse_each(records) -> tuple[list[str], list[int]]:
+        """The Python path, record by record: (texts, files); names or skips a bad record
+        (each was counted as a document when added)."""
+        texts, files = [], []
+        for fidx, number, payload in records:
+            try:
+                text, subset = parse_record(payload, text_field, subset_field)
+            except RecordError as exc:
+                if on_bad == "fail":
+                    raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
+                acc.skip(fidx, exc.reason, number)
+                acc.file_stats(fidx)[2] -= 1
+                continue
+            if subset is not None:
+                acc.subsets[subset] += 1
+            texts.append(text)
+            files.append(fidx)
+        return texts, files
+
     def flush_json() -> Iterator[pa.RecordBatch]:
+        """The numpy engine's chunk of single lines (blank ones already left out)."""
         if not chunk.payloads:
             return
         parsed = chunk.fast_texts(text_field)
@@ -327,20 +384,48 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             files = [fidx for fidx, _ in chunk.where]
             acc.subsets.update(subsets)
         else:
-            texts, files = [], []
-            for (fidx, number), payload in zip(chunk.where, chunk.payloads):
-                try:
-                    text, subset = parse_record(payload, text_field, subset_field)
-                except RecordError as exc:
-                    if on_bad == "fail":
-                        raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
-                    acc.skip(fidx, exc.reason, number)
-                    acc.file_stats(fidx)[2] -= 1       # it was counted as a document when added
-                    continue
-                if subset is not None:
-                    acc.subsets[subset] += 1
-                texts.append(text)
-                files.append(fidx)
+            texts, files = parse_each((fidx, number, payload) for (fidx, number), payload
+                                      in zip(chunk.where, chunk.payloads))
+        chunk.clear()
+        if len(texts):
+            yield from count(texts, files)
+
+    def flush_blocks() -> Iterator[pa.RecordBatch]:
+        """The compiled engine's chunk of rows of whole lines."""
+        if not chunk.payloads:
+            return
+        from freqgap.counting.jsonscan import extract_records
+
+        buf = chunk.buffer()
+        parsed = extract_records(buf, text_field, subset_field)
+        if parsed is not None:
+            texts, subsets, blank, starts = parsed
+        else:
+            newlines = np.flatnonzero(buf == 10)
+            starts = np.concatenate(([0], newlines + 1))
+        line_file, line_no, per_row = chunk.numbering(starts)
+        for (fidx, _), payload, n_lines in zip(chunk.where, chunk.payloads, per_row.tolist()):
+            stats = acc.file_stats(fidx)
+            stats[0] += n_lines
+            stats[1] += len(payload) - (n_lines - 1)
+            stats[2] += n_lines                     # less the blank (and skipped) lines below
+        if parsed is not None:
+            acc.subsets.update(subsets)
+            files = line_file[blank == 0]
+            for i in np.flatnonzero(blank).tolist():
+                acc.skip(int(line_file[i]), BLANK_LINE, int(line_no[i]))
+                acc.file_stats(int(line_file[i]))[2] -= 1
+        else:
+            records = []
+            ends = np.append(starts[1:] - 1, buf.shape[0])
+            for fidx, number, s, e in zip(line_file.tolist(), line_no.tolist(), starts.tolist(), ends.tolist()):
+                line = buf[s:e].tobytes()
+                if _is_blank(line):
+                    acc.skip(fidx, BLANK_LINE, number)
+                    acc.file_stats(fidx)[2] -= 1
+                else:
+                    records.append((fidx, number, line))
+            texts, files = parse_each(records)
         chunk.clear()
         if len(texts):
             yield from count(texts, files)
@@ -360,23 +445,33 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             if number != FILE_ERROR_LINE:
                 stats[0] += 1
             continue
-        stats[0] += 1
-        stats[1] += len(payload)
         if is_text:                                   # Parquet text column: already a string
+            stats[0] += 1
+            stats[1] += len(payload)
             stats[2] += 1
             acc.texts.append(payload.decode("utf-8"))
             acc.text_files.append(fidx)
             acc.size += len(payload)
             if acc.size >= COUNT_CHUNK_BYTES:
                 yield from flush_text()
-        elif payload[:1] in _BLANK_START and not payload.strip(_JSON_SPACE):
-            acc.skip(fidx, "blank line", number)
-        else:
-            stats[2] += 1                              # a document unless parsing says otherwise
+        elif compiled:
+            if chunk.size and chunk.size + len(payload) > COUNT_CHUNK_BYTES:
+                yield from flush_blocks()           # a big block is a chunk of its own: no join
             chunk.add(fidx, number, payload)
             if chunk.size >= COUNT_CHUNK_BYTES:
-                yield from flush_json()
-    yield from flush_json()
+                yield from flush_blocks()
+        else:
+            for k, line in enumerate(payload.split(b"\n")):
+                stats[0] += 1
+                stats[1] += len(line)
+                if _is_blank(line):
+                    acc.skip(fidx, BLANK_LINE, number + k)
+                    continue
+                stats[2] += 1                          # a document unless parsing says otherwise
+                chunk.add(fidx, number + k, line)
+                if chunk.size >= COUNT_CHUNK_BYTES:
+                    yield from flush_json()
+    yield from (flush_blocks() if compiled else flush_json())
     yield from flush_text()
     yield from sums.drain()
     yield acc.stat_rows()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -11,11 +12,17 @@ from freqgap.counting.jsonscan import extract_texts
 from freqgap.counting.records import RecordError, parse_record
 
 
+def spaced(text: str) -> str:
+    """The text as the finder's buffer holds it: non-ASCII whitespace as ASCII spaces of the
+    same UTF-8 length (tokens split the same)."""
+    return "".join(" " * len(c.encode()) if c.isspace() and ord(c) >= 128 else c for c in text)
+
+
 def python_path(payloads):
     texts, subsets = [], {}
     for p in payloads:
         text, subset = parse_record(p, "text", "meta.pile_set_name")
-        texts.append(text)
+        texts.append(spaced(text))
         if subset is not None:
             subsets[subset] = subsets.get(subset, 0) + 1
     return texts, subsets
@@ -26,6 +33,7 @@ def compiled(payloads):
     if got is None:
         return None
     batch, subsets = got
+    assert batch.leads.tolist() == np.flatnonzero(batch.data >= 0xC0).tolist()   # every other non-ASCII character
     raw = batch.data.tobytes()
     texts = [raw[batch.offsets[i]:batch.offsets[i + 1] - 1].decode("utf-8") for i in range(len(batch))]
     return texts, subsets
@@ -70,6 +78,7 @@ def test_random_records_match_python(records):
     b'  {"x": [1, -0.5e+3, true, false, null, {"y": []}], "text": "5 hours"}  ',
     b'{"meta": 3, "text": "x"}', b'{"text": "", "meta": {}}', b'{"te\\u0078t": "a", "\\"": 1}',
     b'{"text": "a", "m\\u0065ta": {"pile_set_n\\u0061me": "\\u00e9\\n"}}', b'{"meta": {"pile_set_name": 7}, "text": "y"}',
+    '{"text": "a\u00a0b\u3000\u00e9\\u00a0\\u2028\\u20ac\u0085 \U0001f600"}'.encode(), b'{"text": "x"}\r', b'\t{"text": "x"} \r',
 ])
 def test_plain_records_are_read(payload):
     assert check([payload]) is not None
@@ -108,3 +117,14 @@ def test_specials_at_every_offset_of_the_8_byte_copy(special):
     """The text copy moves 8 bytes a step: a special byte at any offset, near the end too."""
     payloads = [('{"text": "' + "x" * k + special + "y" * m + '"}').encode() for k in range(18) for m in (0, 1, 7, 8, 9)]
     assert check(payloads) is not None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.text(alphabet=st.sampled_from(["a", "5", " ", "\u00a0", "\u3000", "\u2028", "\u2000", "\x85", "\u200b",
+                                                            "\u00e9", "\u20ac", "\U0001f600", "\n", '"', "\\", "\x1c"]),
+                                  max_size=30), st.booleans()), min_size=1, max_size=5))
+def test_whitespace_becomes_spaces_and_leads_mark_the_rest(records):
+    """Raw and escaped non-ASCII whitespace become ASCII spaces of the same length; every
+    other non-ASCII character, raw or escaped, is in leads (checked in `compiled`)."""
+    got = check([json.dumps({"text": t}, ensure_ascii=a).encode() for t, a in records])
+    assert got is not None or any(a and "\U0001f600" in t for t, a in records)   # \ud83d\ude00: Python's
