@@ -171,16 +171,17 @@ def _split_spaced(data, starts, ends, high, spaced, ws_cp, out, out_high):
 
 
 @njit(cache=True)
-def _candidates(data, starts, ends, high, n_tok, first_class, max_digits, min_len, max_len, out):
-    """Indices of the tokens that may be terms, branch-free: first byte a digit (class bit 1)
-    and at most max_digits long, or a word form's initial (bit 2) and a form's length, or
+def _candidates(data, starts, ends, high, n_tok, prefix_class, max_digits, min_len, max_len, out):
+    """Indices of the tokens that may be terms, branch-free, by their first two bytes (a
+    token is followed by whitespace, so there are two): a digit first (class bit 1) and at
+    most max_digits long, or the start of a word form (bit 2) and a form's length, or
     leading punctuation under strip-punct (bit 4), or a non-ASCII character. Returns their
-    number; the rest (most tokens) only occupy a position."""
+    number; the rest (most tokens: a few percent are candidates) only occupy a position."""
     m = 0
     for k in range(n_tok):
         s = starts[k]
         length = ends[k] - s
-        c = np.int64(first_class[data[s]])
+        c = np.int64(prefix_class[(np.int64(data[s]) << 8) | data[s + 1]])
         num = (c & 1) & np.int64(length <= max_digits)
         word = (c >> 1) & 1 & np.int64(length >= min_len) & np.int64(length <= max_len)
         out[m] = k
@@ -274,6 +275,47 @@ def _terms(data, starts, ends, high, cand, n_cand, first_tok, o_doc, o_pos, o_co
 
 
 @njit(cache=True)
+def merge_sums(k1, c1, k2, c2):
+    """Two runs of sorted distinct keys with counts as one, equal keys summed: one linear
+    pass (KeySums; numpy would sort the concatenation)."""
+    n1 = k1.shape[0]
+    n2 = k2.shape[0]
+    keys = np.empty(n1 + n2, np.int64)
+    counts = np.empty(n1 + n2, np.int64)
+    i = 0
+    j = 0
+    m = 0
+    while i < n1 and j < n2:
+        a = k1[i]
+        b = k2[j]
+        if a < b:
+            keys[m] = a
+            counts[m] = c1[i]
+            i += 1
+        elif b < a:
+            keys[m] = b
+            counts[m] = c2[j]
+            j += 1
+        else:
+            keys[m] = a
+            counts[m] = c1[i] + c2[j]
+            i += 1
+            j += 1
+        m += 1
+    while i < n1:
+        keys[m] = k1[i]
+        counts[m] = c1[i]
+        i += 1
+        m += 1
+    while j < n2:
+        keys[m] = k2[j]
+        counts[m] = c2[j]
+        j += 1
+        m += 1
+    return keys[:m], counts[:m]
+
+
+@njit(cache=True)
 def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     """Packed codec keys of every position pair (and triple) within the window: terms in a
     key ordered as strings (by `rank`), each term's codec id in `bits` bits."""
@@ -352,12 +394,30 @@ class CompiledFinder:
         self.forms = forms
         self.bases = self.codec.bases
         # first-byte classes of a possible term: 1 digit, 2 a form's initial, 4 strippable
-        self.first_class = (_table("0123456789").astype(np.uint8) | (self.initials.astype(np.uint8) << 1)
-                            | ((_PUNCT if rules.number_rule == "strip-punct" else _table("")).astype(np.uint8) << 2))
+        self.prefix_class = self._prefix_classes(encoded, rules.number_rule == "strip-punct")
         self._edges = self._split = np.empty(0, np.int64)
         self._present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
         self._rank = np.empty(self._present.shape[0], np.int64)
         self._leads = np.empty(0, np.int64)
+
+    @staticmethod
+    def _prefix_classes(forms: list[bytes], strip: bool) -> np.ndarray:
+        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_candidates`: 1 a
+        digit first, 2 the start of a form (either case of each ASCII letter, as `_lower`
+        folds), 4 punctuation first under strip-punct."""
+        table = np.zeros((256, 256), np.uint8)
+        table[48:58, :] |= 1
+        if strip:
+            table[_PUNCT, :] |= 4
+        cases = lambda b: {b, ord(chr(b).upper()), ord(chr(b).lower())} & set(range(128))  # noqa: E731
+        for f in forms:
+            for b0 in cases(f[0]):
+                if len(f) == 1:
+                    table[b0, :] |= 2
+                else:
+                    for b1 in cases(f[1]):
+                        table[b0, b1] |= 2
+        return table.reshape(-1)
 
     def _scratch(self, n: int):
         """Token bound arrays for n bytes, kept between chunks (fresh pages cost more than
@@ -405,7 +465,7 @@ class CompiledFinder:
         cand = np.empty(n_tok, np.int64)
         first_tok = np.searchsorted(starts[:n_tok], offsets)
         strip = r.number_rule == "strip-punct"       # stripping shortens: no length filter
-        n_cand = _candidates(data, starts, ends, high, n_tok, self.first_class,
+        n_cand = _candidates(data, starts, ends, high, n_tok, self.prefix_class,
                              *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
                              cand)
         doc, pos, code = (np.empty(n_cand, np.int64) for _ in range(3))

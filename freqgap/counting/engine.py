@@ -41,3 +41,13 @@ def term_finder(rules: TermRules, engine: str | None = None) -> Callable[[list[s
     from freqgap.counting.compiled import CompiledFinder
 
     return CompiledFinder(rules)
+
+
+def run_merger(engine: str | None = None):
+    """The merge of two sorted runs of (key, count) that KeySums uses: compiled (one linear
+    pass) with numba, else None (KeySums' numpy merge)."""
+    if (engine or engine_name()) == "numpy":
+        return None
+    from freqgap.counting.compiled import merge_sums
+
+    return merge_sums

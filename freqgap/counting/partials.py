@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.engine import engine_name, term_finder
+from freqgap.counting.engine import engine_name, run_merger, term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import BadInputError, InputFile, iter_line_blocks, iter_parquet_texts
@@ -191,43 +191,63 @@ def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
     return out, occ.tokens_per_doc
 
 
-class KeySums:
-    """A task's pending partial counts per kind, summed in numpy before they go to Spark,
-    so each task hands over (about) its distinct keys rather than every chunk's."""
+def merge_sums(k1: np.ndarray, c1: np.ndarray, k2: np.ndarray, c2: np.ndarray):
+    """Two runs of sorted distinct keys with counts as one, equal keys summed (numpy; the
+    compiled engine merges in one linear pass, `compiled.merge_sums`)."""
+    return sum_by_key(np.concatenate((k1, k2)), np.concatenate((c1, c2)))
 
-    def __init__(self) -> None:
-        self.pending: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+class KeySums:
+    """A task's pending partial counts per kind, summed before they go to Spark, so each
+    task hands over (about) its distinct keys rather than every chunk's.
+
+    Each kind is a stack of runs of sorted distinct keys; a run is merged into the one below
+    while that one is at most twice its size (as in a merge sort), so summing a task's N
+    keys costs N log N in linear merges, not repeated sorts of everything pending."""
+
+    def __init__(self, merge=None) -> None:
+        self.runs: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.rows = 0
         self.threshold = COMPACT_ROWS
+        self.merge = merge or merge_sums
 
     def add(self, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Iterator[pa.RecordBatch]:
         for kind, (keys, counts) in parts.items():
-            if keys.size:
-                self.pending.setdefault(kind, []).append((keys, counts.astype(np.int64)))
-                self.rows += keys.size
+            if not keys.size:
+                continue
+            counts = counts.astype(np.int64)
+            if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
+                keys, counts = sum_by_key(keys, counts)
+            stack = self.runs.setdefault(kind, [])
+            stack.append((keys, counts))
+            self.rows += keys.size
+            while len(stack) > 1 and stack[-2][0].size <= 2 * stack[-1][0].size:
+                self._merge_top(stack)
         if self.rows >= self.threshold:
             self._compact()
             if self.rows >= EMIT_ROWS:
                 yield from self.drain()
-            # Compact again only once the pending rows have doubled: re-sorting the same
-            # summed keys after every chunk made the cost grow with the square of the chunks.
             self.threshold = max(COMPACT_ROWS, 2 * self.rows)
 
+    def _merge_top(self, stack: list) -> None:
+        k2, c2 = stack.pop()
+        k1, c1 = stack.pop()
+        keys, counts = self.merge(k1, c1, k2, c2)
+        self.rows += keys.size - k1.size - k2.size
+        stack.append((keys, counts))
+
     def _compact(self) -> None:
-        self.rows = 0
-        for kind, parts in self.pending.items():
-            keys, counts = sum_by_key(np.concatenate([k for k, _ in parts]),
-                                      np.concatenate([c for _, c in parts]))
-            self.pending[kind] = [(keys, counts)]
-            self.rows += keys.size
+        for stack in self.runs.values():
+            while len(stack) > 1:
+                self._merge_top(stack)
 
     def drain(self) -> Iterator[pa.RecordBatch]:
         self._compact()
-        for kind, parts in self.pending.items():
-            keys, counts = parts[0]
+        for kind, stack in self.runs.items():
+            keys, counts = stack[0]
             for start in range(0, keys.size, 1_000_000):
                 yield _count_batch(kind, keys[start:start + 1_000_000], counts[start:start + 1_000_000])
-        self.pending, self.rows, self.threshold = {}, 0, COMPACT_ROWS
+        self.runs, self.rows, self.threshold = {}, 0, COMPACT_ROWS
 
 
 _JSON_SPACE = b" \t\r\n"
@@ -341,10 +361,10 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
     """Parse, tokenise and count lines into partial counts (summed later by key). A row's
     payload is one or more whole lines joined by newlines (line_rows), or a Parquet text."""
     acc = _Accumulator()
-    sums = KeySums()
+    compiled = engine_name() == "numba"
+    sums = KeySums(run_merger())
     codec = TermCodec(rules)
     finder = term_finder(rules)
-    compiled = engine_name() == "numba"
     chunk = _BlockChunk() if compiled else _ArrowChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 

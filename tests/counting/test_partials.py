@@ -148,3 +148,29 @@ def test_random_files_give_the_same_result_in_both_engines(monkeypatch, lines, b
         path = write(Path(tmp) / "r.jsonl.zst", data)
         results = [run([path], TermRules(window=3), "skip", e, monkeypatch) for e in ENGINES]
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_key_sums_merge_runs_exactly(monkeypatch, engine):
+    """Chunks of unsorted keys with repeats, summed through the run stack (compactions and
+    early drains included) equal one exact sum."""
+    from freqgap.counting.engine import run_merger
+
+    monkeypatch.setattr(partials, "COMPACT_ROWS", 50)
+    monkeypatch.setattr(partials, "EMIT_ROWS", 400)
+    rng = np.random.default_rng(7)
+    sums, want, got = partials.KeySums(run_merger(engine)), Counter(), Counter()
+    for size in rng.integers(0, 300, 40).tolist():
+        keys = rng.integers(-5, 2000, size).astype(np.int64)
+        counts = rng.integers(1, 1 << 40, size).astype(np.int64)
+        for k, c in zip(keys.tolist(), counts.tolist()):
+            want[k] += c
+        batches = list(sums.add({"p": (keys, counts)}))
+        batches += list(sums.drain()) if size % 7 == 0 else []
+        for b in batches:
+            got.update(dict(zip(b.column(1).to_pylist(), b.column(2).to_pylist())))
+    for b in sums.drain():
+        keys = b.column(1).to_pylist()
+        assert keys == sorted(set(keys))
+        got.update(dict(zip(keys, b.column(2).to_pylist())))
+    assert got == want
