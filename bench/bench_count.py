@@ -156,14 +156,17 @@ def cold_run(inputs: Path, out: Path, cores: int, window: int = 5) -> tuple[floa
     return wall, cpu
 
 
-def warm_run(spark, inputs: Path, out: Path, rules: TermRules) -> tuple[float, float, dict]:
-    """(wall, CPU of driver + JVM + Python workers, totals) of one run in a live session."""
+def warm_run(spark, inputs: Path, out: Path, rules: TermRules,
+             spread: int | None = None) -> tuple[float, float, dict]:
+    """(wall, CPU of driver + JVM + Python workers, totals) of one run in a live session;
+    `spread`: the job's --spread (None: its default)."""
     from freqgap.counting.job import run_count
 
     shutil.rmtree(out, ignore_errors=True)
     jvm = spark.sparkContext._gateway.proc.pid
     before, t = _tree_cpu(jvm) + time.process_time(), time.monotonic()
-    manifest = run_count([str(inputs)], str(out), rules=rules, spark=spark, progress_interval=3600)
+    manifest = run_count([str(inputs)], str(out), rules=rules, spark=spark, progress_interval=3600,
+                         spread=spread)
     return time.monotonic() - t, _tree_cpu(jvm) + time.process_time() - before, manifest["totals"]
 
 
@@ -191,9 +194,9 @@ def _tree_cpu(root: int) -> float:
     return total
 
 
-def pile_projection(rate: float) -> str:
+def pile_projection(rate: float, spread_cost: float) -> str:
     """Cores for the Pile in 30 minutes at `rate` MB per CPU-second, one task per file unless
-    a file alone takes longer than that (then spread, ~1.4x the CPU)."""
+    a file alone takes longer than that (then spread: `spread_cost` times the CPU, measured)."""
     shard_mb = PILE_MB / PILE_FILES
     shard_s = shard_mb / rate
     limit = PILE_MINUTES * 60
@@ -205,9 +208,9 @@ def pile_projection(rate: float) -> str:
                f"on one core, so {cores} cores ({-(-PILE_FILES // cores)} rounds of files) "
                f"finish in {-(-PILE_FILES // cores) * shard_s / 60:,.1f} min")
     else:
-        cores = -(-int(PILE_MB * 1.4 / rate) // limit)
+        cores = -(-int(PILE_MB * spread_cost / rate) // limit)
         how = (f"a shard alone takes {shard_s / 60:,.0f} min on one core (more than 30), so lines "
-               f"are spread over all cores (~1.4x the CPU): {cores} cores")
+               f"are spread over all cores ({spread_cost:.2f}x the CPU, measured): {cores} cores")
     return (f"The Pile (≈ {PILE_MB / 1e6:.1f} TB of JSON Lines in {PILE_FILES} files) at the warm "
             f"rate of {rate:,.1f} MB per CPU-second: {PILE_MB / rate / 3600:,.1f} CPU-hours; {how}.")
 
@@ -270,6 +273,9 @@ def main() -> int:
                 row["warm_w10"] = mb / statistics.median(c for _, c, _ in w10)
                 row["task_numba_w10"] = median_rate(lambda: task_code_rate(files, mb, rules10, "numba"), runs)
                 row["totals_w10"] = w10[0][2]
+                spread = [warm_run(spark, root / layout, WORK / "out-warm", rules5, spread=2 * args.cores)
+                          for _ in range(runs)]
+                row["warm_spread"] = mb / statistics.median(c for _, c, _ in spread)
             results[f"{name}|{layout}"] = row
             print(f"bench: {name}, {layout}: {json.dumps({k: v for k, v in row.items() if 'totals' not in k})}",
                   flush=True)
@@ -304,7 +310,9 @@ def main() -> int:
             f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
             f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
             f"{r['warm'] / r['task_numba']:.0%} of the task code's rate (2 files), "
-            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files).")
+            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files). "
+            f"Lines spread over {2 * args.cores} partitions (what a file bigger than a core's share "
+            f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
     lines_out += [
         "",
         f"Fixed costs: a cold spark-submit on a 2,000-line file {fixed_cpu:,.1f} CPU-s, {fixed_wall:,.1f} s wall "
@@ -312,7 +320,8 @@ def main() -> int:
         f"process {compile_cold:,.1f} CPU-s with an empty cache, {compile_warm:,.1f} CPU-s with it cached "
         f"(import and load included); starting this process's Spark session {session_s:,.1f} s wall.",
         "",
-        pile_projection(results["real text|big"]["warm"]),
+        pile_projection(results["real text|big"]["warm"],
+                        results["real text|big"]["warm"] / results["real text|big"]["warm_spread"]),
     ]
     report = "\n".join(lines_out)
     print(report)

@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from freqgap.counting.partials import sum_by_key
+
 MAGIC = 0x31584746            # "FGX1"
 BUCKET_BITS = 11
 FINE_BUCKETS = 1 << BUCKET_BITS
@@ -72,8 +74,8 @@ def bucket_ranges(reducers: int) -> list[tuple[int, int]]:
 def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> None:
     """Write one run file: rows ordered by fine bucket, the offsets in the header."""
     fs, path = filesystem(uri)
-    buckets = buckets_of(keys)
-    order = np.argsort(buckets, kind="stable")
+    buckets = buckets_of(keys).astype(np.int16)
+    order = np.argsort(buckets, kind="stable")       # a radix sort on 16-bit values
     offsets = np.searchsorted(buckets[order], np.arange(FINE_BUCKETS + 1), side="left")
     header = np.concatenate(([MAGIC, keys.size, FINE_BUCKETS], offsets)).astype("<i8")
     with fs.open_output_stream(path, compression=None) as out:
@@ -138,6 +140,8 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
         parts = pending.pop(kind)
         keys = np.concatenate([k for k, _ in parts])
         counts = np.concatenate([c for _, c in parts])
+        if len(parts) > 1:            # several batches of one kind repeat keys: sum them here
+            keys, counts = sum_by_key(keys, counts)
         if not made_dir:
             fs, path = filesystem(attempt)
             fs.create_dir(path, recursive=True)
