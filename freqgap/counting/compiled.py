@@ -398,6 +398,7 @@ class CompiledFinder:
         self._edges = self._split = np.empty(0, np.int64)
         self._present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
         self._rank = np.empty(self._present.shape[0], np.int64)
+        self._word_order = self._word_orders()
         self._leads = np.empty(0, np.int64)
 
     @staticmethod
@@ -499,8 +500,9 @@ class CompiledFinder:
     def __call__(self, texts) -> TermOccurrences:
         return self.find_terms(texts)
 
-    def find_terms(self, texts: list[str] | pa.Array) -> TermOccurrences:
-        """The numpy finder's result: term ids index `terms`, sorted as strings."""
+    def find_terms(self, texts: list[str] | pa.Array, names: bool = True) -> TermOccurrences:
+        """The numpy finder's result: term ids index `terms`, sorted as strings (`terms` is
+        left empty with names=False: the codes, `term_codes`, are all chunk_keys needs)."""
         doc, pos, code, tokens = self.scan(texts)
         # Distinct codes without a sort: codes are < 2^21 (freqgap.counting.codec). The
         # tables are kept between chunks and only their used entries reset.
@@ -508,8 +510,43 @@ class CompiledFinder:
         present[code] = True
         uniq = np.flatnonzero(present)
         present[uniq] = False
-        names = self.codec.decode(uniq).to_pylist()
-        order = sorted(range(len(names)), key=names.__getitem__)
-        rank[uniq[order]] = np.arange(len(names))
-        return TermOccurrences(doc, pos, rank[code], [names[i] for i in order], tokens,
-                               uniq[np.array(order, np.int64)])
+        uniq = uniq[np.argsort(self._string_order(uniq), kind="stable")]
+        rank[uniq] = np.arange(uniq.shape[0])
+        terms = self.codec.decode(uniq).to_pylist() if names else []
+        return TermOccurrences(doc, pos, rank[code], terms, tokens, uniq)
+
+    def _string_order(self, codes: np.ndarray) -> np.ndarray:
+        """Integers that order term codes as their terms order as strings, without making
+        the strings. A number of digits d_0..d_(L-1) (L <= 6) is sum (d_i + 1) 11^(5-i) (a
+        shorter prefix first, as in string order), shifted left 21 bits; a word is placed
+        just after the greatest digit string below it, by its rank among the words."""
+        out = np.empty(codes.shape[0], np.int64)
+        numbers = codes < self.codec.word_base
+        c = codes[numbers]
+        length = np.searchsorted(self.bases, c, side="right") - 1
+        value = c - self.bases[length]
+        key = np.zeros(c.shape[0], np.int64)
+        for i in range(self.rules.max_digits):
+            digit = (value // 10 ** np.maximum(length - 1 - i, 0)) % 10
+            key += np.where(i < length, digit + 1, 0) * 11 ** (5 - i)
+        out[numbers] = key << 21
+        out[~numbers] = self._word_order[codes[~numbers] - self.codec.word_base]
+        return out
+
+    def _word_orders(self) -> np.ndarray:
+        """`_string_order` of each vocabulary word (codec order: sorted words)."""
+        out = np.empty(len(self.codec.words), np.int64)
+        for index, word in enumerate(self.codec.words):
+            below = ""                    # the greatest digit string (<= max_digits) below word
+            for i, ch in enumerate(word[:self.rules.max_digits]):
+                if "0" <= ch <= "9":
+                    below += ch
+                    continue
+                if ch > "9":
+                    below += "9" * (self.rules.max_digits - i)
+                break
+            key = -1
+            if below:
+                key = sum((int(d) + 1) * 11 ** (5 - i) for i, d in enumerate(below))
+            out[index] = (key << 21) + 1 + index
+        return out

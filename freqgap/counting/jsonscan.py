@@ -493,19 +493,51 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, b
         p += 1
 
 
-def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None):
+@njit(cache=True)
+def _new_runs(buf, starts, ends):
+    """1 where slice i of buf differs from slice i - 1 (so a subset name is decoded once
+    per run of records, not once per record)."""
+    out = np.ones(starts.shape[0], np.uint8)
+    for i in range(1, starts.shape[0]):
+        length = ends[i] - starts[i]
+        if length == ends[i - 1] - starts[i - 1]:
+            same = True
+            for k in range(length):
+                if buf[starts[i] + k] != buf[starts[i - 1] + k]:
+                    same = False
+                    break
+            out[i] = 0 if same else 1
+    return out
+
+
+def _scratch(scratch: dict | None, n: int):
+    """The reader's output arrays for n bytes: new ones, or those kept in `scratch` (grown
+    as needed; a fresh page costs more than the pass that fills it)."""
+    if scratch is not None and scratch.get("n", -1) >= n:
+        return scratch["arrays"]
+    size = n if scratch is None else max(n, 2 * scratch.get("n", 0))
+    arrays = (np.empty(size + 16, np.uint8),      # texts + spaces never outgrow the records
+              np.empty(size // 8 + 2, np.int64),  # a record with a text takes at least 11 bytes
+              np.empty(size // 2 + 1, np.int64),
+              np.empty(size + 1, np.uint8),       # (untouched pages cost nothing)
+              *(np.empty(size + 1, np.int64) for _ in range(3)))
+    if scratch is not None:
+        scratch.update(n=size, arrays=arrays)
+    return arrays
+
+
+def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
+                    scratch: dict | None = None):
     """(Utf8Batch of the texts, {subset: documents}, blank, starts) of the JSON Lines in buf
     (blank: a uint8 mask of the lines of JSON whitespace only, which have no text; starts:
     where each line starts), or None when any other line is outside the plain case (the
-    caller then takes the Python path)."""
+    caller then takes the Python path). With `scratch` (a dict kept by the caller), the
+    arrays are reused: the result is valid until the next call with it."""
     if "." in text_field or subset_field not in (None, "meta.pile_set_name"):
         return None
     n = buf.shape[0]
-    out = np.empty(n + 16, np.uint8)            # decoded texts + spaces never outgrow the records
-    out_off = np.zeros(n // 8 + 2, np.int64)    # a record with a text takes at least 11 bytes
-    leads = np.empty(n // 2 + 1, np.int64)
-    blank = np.empty(n + 1, np.uint8)          # (untouched pages cost nothing)
-    starts, sub_s, sub_e = (np.empty(n + 1, np.int64) for _ in range(3))
+    out, out_off, leads, blank, starts, sub_s, sub_e = _scratch(scratch, n)
+    out_off[0] = 0
     meta = np.frombuffer(b"meta" if subset_field else b"", np.uint8).copy()
     bad, n_lines, n_texts, n_leads = _extract(
         buf, np.frombuffer(text_field.encode(), np.uint8).copy(), meta,
@@ -515,11 +547,14 @@ def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None):
         return None
     subsets: dict[str, int] = {}
     if subset_field:
-        sub_s, sub_e = sub_s[:n_lines], sub_e[:n_lines]
-        for s, e in zip(sub_s[sub_s >= 0].tolist(), sub_e[sub_s >= 0].tolist()):
+        keep = sub_s[:n_lines] >= 0
+        sub_s, sub_e = sub_s[:n_lines][keep], sub_e[:n_lines][keep]
+        heads = np.flatnonzero(_new_runs(buf, sub_s, sub_e))     # runs of one subset name
+        for s, e, count in zip(sub_s[heads].tolist(), sub_e[heads].tolist(),
+                               np.diff(np.append(heads, sub_s.shape[0])).tolist()):
             raw = buf[s:e].tobytes()
             name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
-            subsets[name] = subsets.get(name, 0) + 1
+            subsets[name] = subsets.get(name, 0) + count
     out_off = out_off[:n_texts + 1]
     return (Utf8Batch(out[:out_off[-1]], out_off, leads[:n_leads]), subsets, blank[:n_lines],
             starts[:n_lines])

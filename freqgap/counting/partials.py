@@ -172,7 +172,10 @@ def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
     """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text.
     `finder` (texts -> TermOccurrences, freqgap.counting.engine) defaults to the numpy one;
     the compiled finder also makes the pair and triple keys (`window_keys`)."""
-    occ = finder(texts) if finder is not None else find_terms(texts, rules)
+    if hasattr(finder, "window_keys"):                                 # the compiled finder
+        occ = finder.find_terms(texts, names=False)
+    else:
+        occ = finder(texts) if finder is not None else find_terms(texts, rules)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     gid = occ.term_codes if occ.term_codes is not None else codec.encode(occ.terms)
     ids, counts = unigram_counts(occ)
@@ -331,6 +334,7 @@ class _BlockChunk:
         self.payloads: list[bytes] = []
         self.where: list[tuple[int, int]] = []     # (file, first line) of each row
         self.size = 0
+        self.scratch: dict = {}                    # the reader's arrays, kept between chunks
 
     def add(self, fidx: int, number: int, payload: bytes) -> None:
         self.payloads.append(payload)
@@ -417,7 +421,7 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
         from freqgap.counting.jsonscan import extract_records
 
         buf = chunk.buffer()
-        parsed = extract_records(buf, text_field, subset_field)
+        parsed = extract_records(buf, text_field, subset_field, chunk.scratch)
         if parsed is not None:
             texts, subsets, blank, starts = parsed
         else:

@@ -188,3 +188,20 @@ def test_compiled_finder_knows_every_character_that_lower_cases_to_ascii():
     found = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.lower().isascii())
     assert found == LOWER_TO_ASCII
     both(["wee\u212a hour\u212a \u0130year"], TermRules(vocab=("week", "hourk", "i\u0307year")))
+
+
+@pytest.mark.parametrize("max_digits", [1, 3, 6])
+def test_compiled_string_order_of_codes_is_python_string_order(max_digits):
+    """The finder orders term codes by integers, never making strings: the same order as
+    sorting the terms as strings, words with digits, punctuation and non-ASCII included."""
+    vocab = TermRules().vocab + ("1st", "2nd", "1990s", "4x4", "9999999x", "a\u00f1o", "#1", "05th", "\u01c5x")
+    rules = TermRules(max_digits=max_digits, vocab=vocab)
+    finder = term_finder(rules, "numba")
+    codec = TermCodec(rules)
+    rng = np.random.default_rng(max_digits)
+    codes = np.unique(np.concatenate((rng.integers(0, codec.word_base, 3000),
+                                      np.arange(codec.word_base, codec.word_base + len(codec.words)),
+                                      codec.bases[1:max_digits + 1], codec.bases[2:max_digits + 2] - 1)))
+    names = codec.decode(codes).to_pylist()
+    by_key = [names[i] for i in np.argsort(finder._string_order(codes), kind="stable")]
+    assert by_key == sorted(names)
