@@ -35,6 +35,7 @@ from freqgap.counting.final_tables import DATASETS, LAYOUT, reduce_buckets
 from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import InputFile, list_inputs
+from freqgap.counting.spread import piece_rows, split_files
 from freqgap.counting.storage import Storage, qualify
 from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_iso
 from freqgap.progress import Progress, format_duration
@@ -42,7 +43,6 @@ from freqgap.progress import Progress, format_duration
 GROUP_MIN_BYTES = 2 << 30            # on disk, per resumable group (see CountJob._groups)
 REDUCE_ROWS = 20_000_000             # partial rows per reduce task (bounds its memory)
 ONE_REDUCER_ROWS = 1_000_000         # below this, one reduce task writes one file per table
-SPREAD_CHUNK_BYTES = 1 << 20         # lines travel to the spread tasks in chunks of this size
 TASKS_PER_CORE = 2                   # count tasks per core and group (balanced_bins)
 
 
@@ -62,20 +62,6 @@ class CountOptions:
     files_per_job: int | None = None      # None: the cluster's default parallelism
     spread: int | None = None             # None: auto; 0: never; N: N partitions
     progress_interval: float = 10.0
-
-
-def _line_chunks(files, text_field: str, on_bad: str):
-    """A file's lines in lists of about SPREAD_CHUNK_BYTES: one pickled element each, so
-    spreading moves a few opaque blobs through the JVM, not a row per line."""
-    chunk, size = [], 0
-    for row in partials.line_rows(files, text_field, on_bad):
-        chunk.append(row)
-        size += len(row[2]) + 64
-        if size >= SPREAD_CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
 
 
 def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str]):
@@ -245,9 +231,9 @@ class CountJob:
 
     # ---- counting -------------------------------------------------------------------
     def _spread_for(self, group: list[InputFile]) -> int:
-        """Partitions to spread lines over, or 0. Spreading moves every line through the JVM
-        (as pickled chunks), so by default only when more than half the cores would
-        otherwise idle (fewer files than half the cores)."""
+        """Count tasks to spread a group's lines over, or 0. Spreading writes and reads the
+        decompressed text once more (counting/spread.py), so by default only when more than
+        half the cores would otherwise idle (fewer files than half the cores)."""
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
         if self.opts.spread is not None:
             return self.opts.spread
@@ -265,11 +251,15 @@ class CountJob:
         if not spread:
             bins = balanced_bins(group, TASKS_PER_CORE * max(1, sc.defaultParallelism))
             return sc.parallelize(bins, len(bins)).mapPartitions(task)
-        rules, on_bad = self.rules, self.opts.on_bad_record
-        chunks = sc.parallelize(group, len(group)).mapPartitions(
-            lambda files: _line_chunks(files, rules.text_field, on_bad))
-        spread_task = _spilling(lambda rows: partials.count_lines(rows, rules, on_bad, paths), base)
-        return chunks.repartition(spread).mapPartitions(spread_task)
+        # A split job first: each file decompressed once into pieces (counting/spread.py).
+        rules, on_bad, text_field = self.rules, self.opts.on_bad_record, self.rules.text_field
+        split_base = f"{base}/split"
+        pieces = sc.parallelize(group, len(group)).mapPartitions(
+            lambda files: split_files(files, split_base, text_field, on_bad)).collect()
+        bins = balanced_bins(pieces, spread)
+        return sc.parallelize(bins, len(bins)).mapPartitions(_spilling(
+            lambda ps: partials.count_lines(piece_rows(ps, text_field, on_bad), rules, on_bad, paths),
+            base))
 
     # ---- reducing and committing ----------------------------------------------------
     bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
@@ -387,6 +377,7 @@ class CountJob:
                 base = f"{self.work}/exchange/{name}"
                 self.storage.delete(base)
                 collected = self._count_tasks(group, paths, base).collect()
+                self.storage.delete(f"{base}/split")       # pieces of spread files, if any
                 self.storage.write_text_atomic(marker, json.dumps(collected))
                 redone += 1
             results.extend(exchange.TaskResult.from_json(c) for c in collected)
