@@ -6,7 +6,9 @@ without a manual step (`ship_package`; their Python still needs numpy, pyarrow, 
 and numba: the same venv, or `--archives`).
 
 Settings live in conf/spark/ (spark-defaults.conf, log4j2.properties): applied here to every
-session this process starts, and read by `spark-submit` when SPARK_CONF_DIR points there.
+session this process starts, and read by `spark-submit` when SPARK_CONF_DIR points there;
+spark-local.conf is added in local mode only. The driver JVM this module starts maps a
+per-machine class-data-sharing archive (`jvm_cds`).
 Spark's log is quiet unless `verbose`, so a user error prints one line.
 """
 
@@ -69,6 +71,8 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: boo
     elif not submitted_master:
         builder = builder.master("local[*]")
     settings = default_spark_conf(verbose)
+    if (master or os.environ.get("MASTER") or ("" if submitted_master else "local")).startswith("local"):
+        settings.update(read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf"))
     for key, value in (conf or {}).items():
         settings[key] = f"{settings.get(key, '')} {value}".strip() if key in _JAVA_OPTIONS else value
     for key, value in settings.items():
@@ -145,6 +149,14 @@ def _finish_dump(proc, pending: Path, command: list[str] | None) -> None:
     """At exit, the first run's JVM writes the class archive: let it finish, then publish it."""
     import subprocess
 
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:               # its accumulator server would see the JVM go
+        try:
+            active.stop()
+        except Exception:                # noqa: BLE001 - the JVM may be gone already
+            pass
     if proc.stdin is not None:
         proc.stdin.close()               # the gateway JVM exits on EOF, dumping as it goes
     try:

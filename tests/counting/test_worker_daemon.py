@@ -1,0 +1,104 @@
+"""Python workers forked from freqgap's preloading daemon count exactly what stock workers do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.counting.corpus_utils import write_jsonl
+from tests.counting.test_job import random_texts
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A Spark job over files: each task counts its file with the job's own task code and says
+# which daemon forked it. Run in the shared session (local mode: freqgap's daemon) and in a
+# fresh one with PySpark's stock daemon.
+_JOB = """
+import json, os, sys
+from collections import Counter
+from pathlib import Path
+
+def count_file(paths):
+    from freqgap.counting.partials import COUNT_KINDS, count_lines, line_rows
+    from freqgap.counting.rules import TermRules
+    from freqgap.counting.sources import InputFile
+    for path in paths:
+        st = os.stat(path)
+        sums = Counter()
+        rows = line_rows([InputFile(0, path, st.st_size, st.st_mtime_ns)], "text", "fail")
+        for batch in count_lines(rows, TermRules(), "fail", {0: path}):
+            for kind, key, n in zip(*(batch.column(c).to_pylist() for c in ("kind", "key", "n"))):
+                if kind in COUNT_KINDS:
+                    sums[f"{kind}:{key}"] += n
+        daemon = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\\0")
+        yield path, dict(sums), [a.decode() for a in daemon if a.startswith(b"freqgap") or a.startswith(b"pyspark")]
+
+def run(sc, paths):
+    return sorted(sc.parallelize(paths, len(paths)).mapPartitions(count_file).collect())
+"""
+
+
+def _run_in(spark, paths):
+    scope: dict = {}
+    exec(compile(_JOB, "daemon_job", "exec"), scope)
+    return scope["run"](spark.sparkContext, paths)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_counts_are_identical_with_and_without_the_preloading_daemon(spark, tmp_path):
+    texts = random_texts(7, 300)
+    paths = [str(write_jsonl(tmp_path / f"f{i}.jsonl.zst", texts[i::3])) for i in range(3)]
+    with_daemon = _run_in(spark, paths)
+    script = (f"import json, sys\n{_JOB}\nfrom freqgap.spark_session import get_spark\n"
+              "spark = get_spark(master='local[2]', conf={'spark.python.daemon.module': 'pyspark.daemon'})\n"
+              "print(json.dumps(run(spark.sparkContext, json.loads(sys.argv[1]))))\nspark.stop()\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "FREQGAP_JVM_CDS": "0"}
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(paths)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stock = [tuple(row) for row in json.loads(proc.stdout.strip().splitlines()[-1])]
+    assert {tuple(d) for *_, d in with_daemon} == {("freqgap.counting.worker_daemon", "pyspark.worker")}
+    assert {tuple(d) for *_, d in stock} == {("pyspark.daemon", "pyspark.worker")}
+    assert [(p, c) for p, c, _ in with_daemon] == [(p, c) for p, c, _ in stock]
+    assert all(c for _, c, _ in stock)
+
+
+def test_preload_works_without_numba():
+    """Where numba does not import, the daemon still preloads (the numpy path) and starts."""
+    script = ("import sys; sys.modules['numba'] = None\n"
+              "from freqgap.counting.worker_daemon import preload; preload()\n"
+              "from freqgap.counting.engine import engine_name; print(engine_name())\n"
+              "assert 'numba' not in [m.split('.')[0] for m in sys.modules if sys.modules[m] is not None]\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0 and proc.stdout.strip() == "numpy", proc.stderr[-2000:]
+
+
+def test_a_failing_preload_still_starts_the_daemon(monkeypatch):
+    """The preload is only a head start: if it fails, PySpark's daemon runs all the same."""
+    from pyspark import daemon
+
+    from freqgap.counting import worker_daemon
+
+    def broken():
+        raise ImportError("no numpy here")
+
+    started = []
+    monkeypatch.setattr(worker_daemon, "preload", broken)
+    monkeypatch.setattr(daemon, "manager", lambda: started.append(True))
+    worker_daemon.main()
+    assert started == [True]
+
+
+def test_the_daemon_is_set_for_local_mode_not_in_the_cluster_defaults():
+    from freqgap.spark_session import SPARK_CONF_DIR, read_spark_defaults
+
+    assert read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf") == {
+        "spark.python.daemon.module": "freqgap.counting.worker_daemon"}
+    assert "spark.python.daemon.module" not in read_spark_defaults()
