@@ -171,42 +171,33 @@ def _split_spaced(data, starts, ends, high, spaced, ws_cp, out, out_high):
 
 
 @njit(cache=True)
-def _candidates(data, starts, ends, high, n_tok, prefix_class, max_digits, min_len, max_len, out):
-    """Indices of the tokens that may be terms, branch-free, by their first two bytes (a
-    token is followed by whitespace, so there are two): a digit first (class bit 1) and at
-    most max_digits long, or the start of a word form (bit 2) and a form's length, or
-    leading punctuation under strip-punct (bit 4), or a non-ASCII character. Returns their
-    number; the rest (most tokens: a few percent are candidates) only occupy a position."""
-    m = 0
-    for k in range(n_tok):
-        s = starts[k]
-        length = ends[k] - s
-        c = np.int64(prefix_class[(np.int64(data[s]) << 8) | data[s + 1]])
-        num = (c & 1) & np.int64(length <= max_digits)
-        word = (c >> 1) & 1 & np.int64(length >= min_len) & np.int64(length <= max_len)
-        out[m] = k
-        m += num | word | (c >> 2) | np.int64(high[k])
-    return m
+def _terms(data, starts, ends, high, first_tok, prefix_class, cand_digits, cand_min, cand_max,
+           o_doc, o_pos, o_code, rare, lower_ascii, any_high_forms, punct, strip, max_digits,
+           bases, form_bytes, form_off, form_code, htab, hmask, min_len, max_len, initials,
+           max_rare):
+    """(doc, pos, code) of the ASCII term tokens, and (doc, pos, start, end) of the
+    non-ASCII ones that may be a vocabulary word (decided in Python): a token with a
+    non-ASCII character can match only if each such character lower-cases to ASCII
+    (lower_ascii) or the vocabulary has non-ASCII forms. Returns (n_out, n_rare).
 
-
-@njit(cache=True)
-def _terms(data, starts, ends, high, cand, n_cand, first_tok, o_doc, o_pos, o_code, rare,
-           lower_ascii, any_high_forms, punct, strip, max_digits, bases, form_bytes, form_off,
-           form_code, htab, hmask, min_len, max_len, initials, max_rare):
-    """(doc, pos, code) of the ASCII term tokens among the candidates, and (doc, pos, start,
-    end) of the non-ASCII ones that may be a vocabulary word (decided in Python): a token
-    with a non-ASCII character can match only if each such character lower-cases to ASCII
-    (lower_ascii) or the vocabulary has non-ASCII forms. Returns (n_out, n_rare)."""
+    A token is looked at only if its first two bytes (a token is followed by whitespace,
+    so there are two) may start a number (prefix class 1, at most cand_digits long) or a
+    word form (2, a form's length), or it starts with punctuation under strip-punct (4), or
+    it holds a non-ASCII character: a few percent of tokens; the rest only take a position."""
     n_out = 0
     n_rare = 0
     d = 0
-    for q in range(n_cand):
-        k = cand[q]
+    for k in range(starts.shape[0]):
+        ts = starts[k]
+        te = ends[k]
+        length = te - ts
+        c = prefix_class[(np.int64(data[ts]) << 8) | data[ts + 1]]
+        if not (((c & 1) and length <= cand_digits) or ((c & 2) and cand_min <= length <= cand_max)
+                or (c & 4) or high[k]):
+            continue
         while first_tok[d + 1] <= k:
             d += 1
         pos = k - first_tok[d]
-        ts = starts[k]
-        te = ends[k]
         if strip:
             while ts < te and punct[data[ts]]:
                 ts += 1
@@ -403,7 +394,7 @@ class CompiledFinder:
 
     @staticmethod
     def _prefix_classes(forms: list[bytes], strip: bool) -> np.ndarray:
-        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_candidates`: 1 a
+        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_terms`: 1 a
         digit first, 2 the start of a form (either case of each ASCII letter, as `_lower`
         folds), 4 punctuation first under strip-punct."""
         table = np.zeros((256, 256), np.uint8)
@@ -463,17 +454,14 @@ class CompiledFinder:
         r = self.rules
         starts, ends, high = self.tokens(data, leads)
         n_tok = starts.shape[0]
-        cand = np.empty(n_tok, np.int64)
-        first_tok = np.searchsorted(starts[:n_tok], offsets)
+        first_tok = np.searchsorted(starts, offsets)
         strip = r.number_rule == "strip-punct"       # stripping shortens: no length filter
-        n_cand = _candidates(data, starts, ends, high, n_tok, self.prefix_class,
-                             *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
-                             cand)
-        doc, pos, code = (np.empty(n_cand, np.int64) for _ in range(3))
-        rare = np.empty((n_cand, 4), np.int64)
+        doc, pos, code = (np.empty(n_tok, np.int64) for _ in range(3))   # (untouched pages cost nothing)
+        rare = np.empty((n_tok, 4), np.int64)
         n_out, n_rare = _terms(
-            data, starts, ends, high, cand, n_cand, first_tok, doc, pos, code, rare,
-            _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
+            data, starts, ends, high, first_tok, self.prefix_class,
+            *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
+            doc, pos, code, rare, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
             r.max_digits, self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
             self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
         doc, pos, code, rare = doc[:n_out], pos[:n_out], code[:n_out], rare[:n_rare]

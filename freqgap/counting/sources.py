@@ -203,7 +203,7 @@ def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes]]:
             if cut < 0:
                 pieces.append(block)
                 continue
-            whole = b"".join(pieces + [block[:cut]]) if pieces else block[:cut]
+            whole = b"".join(pieces + [memoryview(block)[:cut]]) if pieces else block[:cut]   # one copy
             yield number + 1, whole
             number += _newlines(whole) + 1
             pieces = [block[cut + 1:]] if cut + 1 < len(block) else []
