@@ -163,8 +163,11 @@ def _framed_blocks(raw, path: str, new_decoder, errors, name: str) -> Iterator[b
         raise BadInputError(path, f"truncated {name} file: the last frame does not end")
 
 
+ZSTD_WRITE_SIZE = 8 << 20   # the decompressor's output step: a block's output in one piece
+
+
 def _zstd_blocks(raw, path: str) -> Iterator[bytes]:
-    return _framed_blocks(raw, path, zstandard.ZstdDecompressor().decompressobj,
+    return _framed_blocks(raw, path, lambda: zstandard.ZstdDecompressor().decompressobj(write_size=ZSTD_WRITE_SIZE),
                           zstandard.ZstdError, "zstd")
 
 
