@@ -71,7 +71,7 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: boo
     elif not submitted_master:
         builder = builder.master("local[*]")
     settings = default_spark_conf(verbose)
-    if (master or os.environ.get("MASTER") or ("" if submitted_master else "local")).startswith("local"):
+    if runs_locally(master):
         settings.update(read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf"))
     for key, value in (conf or {}).items():
         settings[key] = f"{settings.get(key, '')} {value}".strip() if key in _JAVA_OPTIONS else value
@@ -164,6 +164,13 @@ def _finish_dump(proc, pending: Path, command: list[str] | None) -> None:
     except subprocess.TimeoutExpired:
         returncode = None
     jvm_cds.finish(pending, command, returncode)
+
+
+def runs_locally(master: str | None) -> bool:
+    """Whether get_spark(master) runs in local mode: the argument, else spark-submit's
+    --master (MASTER), else local[*] when not submitted (a master from a conf file: no)."""
+    chosen = master or os.environ.get("MASTER") or ("" if _submitted_master() else "local[*]")
+    return chosen.startswith("local")
 
 
 def _submitted_master() -> bool:

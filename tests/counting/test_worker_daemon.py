@@ -102,3 +102,15 @@ def test_the_daemon_is_set_for_local_mode_not_in_the_cluster_defaults():
     assert read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf") == {
         "spark.python.daemon.module": "freqgap.counting.worker_daemon"}
     assert "spark.python.daemon.module" not in read_spark_defaults()
+
+
+def test_local_mode_is_told_from_the_master(monkeypatch):
+    from freqgap.spark_session import runs_locally
+
+    for var in ("MASTER", "PYSPARK_GATEWAY_PORT", "PYSPARK_SUBMIT_ARGS"):
+        monkeypatch.delenv(var, raising=False)
+    assert runs_locally(None) and runs_locally("local[2]") and not runs_locally("spark://h:7077")
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")                  # under spark-submit
+    assert not runs_locally(None)
+    monkeypatch.setenv("MASTER", "local[4]")
+    assert runs_locally(None) and not runs_locally("yarn")
