@@ -184,7 +184,7 @@ def finish(pending: Path, command: list[str] | None, jvm_returncode: int | None,
         if ok:
             final = pending.with_name(f"{key}.{size}.jsa")
             os.replace(pending, final)
-            _prune(final.parent)
+            _prune(final, key)
             return final
     except (OSError, subprocess.SubprocessError):
         pass
@@ -195,11 +195,20 @@ def finish(pending: Path, command: list[str] | None, jvm_returncode: int | None,
     return None
 
 
-def _prune(directory: Path) -> None:
-    """Only the newest `_KEEP` archives stay (one per JVM set-up used lately)."""
+def _prune(kept: Path, key: str) -> None:
+    """Other archives of the same key go (a concurrent first run made one too), and only the
+    newest `_KEEP` archives stay (one per JVM set-up used lately)."""
+    directory = kept.parent
+    for path in directory.glob(f"{key}.*.jsa"):
+        if path != kept:
+            _unlink(path)
     archives = sorted(directory.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in archives[_KEEP:]:
-        try:
-            path.unlink()                # a JVM that maps it keeps its mapping
-        except OSError:
-            continue
+        _unlink(path)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()                    # a JVM that maps it keeps its mapping
+    except OSError:
+        pass

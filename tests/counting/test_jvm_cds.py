@@ -98,17 +98,22 @@ def test_finish_publishes_only_a_checked_dump(tmp_path, monkeypatch):
     first, second = tmp_path / "key.tmp-1-aa", tmp_path / "key.tmp-2-bb"
     first.write_bytes(b"good one")
     second.write_bytes(b"good two")
-    # Two concurrent first runs: each publishes its own complete file under the final name.
+    # Two concurrent first runs: each publishes its own complete file under the final name,
+    # the last one replacing the other (also when their sizes differ).
     assert jvm_cds.finish(first, command, 0) == tmp_path / "key.8.jsa"
     assert jvm_cds.finish(second, command, 0) == tmp_path / "key.8.jsa"
     assert jvm_cds.find_archive("key", tmp_path).read_bytes() == b"good two"
+    third = tmp_path / "key.tmp-4-dd"
+    third.write_bytes(b"good three")
+    assert jvm_cds.finish(third, command, 0) == tmp_path / "key.10.jsa"
+    assert not (tmp_path / "key.8.jsa").exists()
     for returncode, content in ((1, b"good"), (None, b"good"), (0, b"bad")):
         pending = tmp_path / "other.tmp-3-cc"
         pending.write_bytes(content)
         assert jvm_cds.finish(pending, command, returncode) is None and not pending.exists()
     assert jvm_cds.find_archive("other", tmp_path) is None
-    assert len(calls) == 3                                     # no check when the JVM failed
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["key.8.jsa"]
+    assert len(calls) == 4                                     # no check when the JVM failed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key.10.jsa"]
 
 
 _SESSION = """
