@@ -266,6 +266,22 @@ def _terms(data, starts, ends, high, first_tok, prefix_class, cand_digits, cand_
 
 
 @njit(cache=True)
+def _runs(keys):
+    """(distinct keys, counts) of sorted keys, in one pass."""
+    n = keys.shape[0]
+    uniq = np.empty(n, np.int64)
+    counts = np.empty(n, np.int64)
+    m = -1
+    for i in range(n):
+        if m < 0 or keys[i] != uniq[m]:
+            m += 1
+            uniq[m] = keys[i]
+            counts[m] = 0
+        counts[m] += 1
+    return uniq[:m + 1], counts[:m + 1]
+
+
+@njit(cache=True)
 def merge_sums(k1, c1, k2, c2):
     """Two runs of sorted distinct keys with counts as one, equal keys summed: one linear
     pass (KeySums; numpy would sort the concatenation)."""
@@ -483,7 +499,9 @@ class CompiledFinder:
         in one compiled pass: O(occurrences), not O(terms x W^2) array passes."""
         pairs, triples = _window_keys(occ.doc, occ.pos, occ.term_id, gid, self.rules.window,
                                       BITS, self.rules.max_order >= 3)
-        return np.unique(pairs, return_counts=True), np.unique(triples, return_counts=True)
+        pairs.sort()                     # in place: np.unique would copy, mask and diff
+        triples.sort()
+        return _runs(pairs), _runs(triples)
 
     def __call__(self, texts) -> TermOccurrences:
         return self.find_terms(texts)
