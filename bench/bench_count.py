@@ -7,7 +7,9 @@ workers and zstd), so the figures hold on a shared machine where wall-clock rate
 For each corpus and layout:
 
 - cold run: one fresh `spark-submit jobs/count_terms.py` (what a user types once): the JVM
-  and Python start, JIT warm-up, counting, merge, commit; all of it.
+  and Python start, JIT warm-up, counting, reduce, commit; all of it. And the same as one
+  fresh `freqgap count` (Python starts the JVM: the class-data-sharing archive and the
+  preloaded worker daemon of conf/spark apply).
 - warm job: the same corpus counted again in a running session (after a warm-up run), whole
   runs, per-run planning/merge/commit included.
 - task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key) in
@@ -150,17 +152,26 @@ def numba_compile_seconds() -> tuple[float, float]:
     return cold, warm
 
 
-def cold_run(inputs: Path, out: Path, cores: int, window: int = 5) -> tuple[float, float]:
-    """(wall, CPU) of one fresh spark-submit of the job, settings from conf/spark."""
+def cold_run(inputs: Path, out: Path, cores: int, window: int = 5,
+             launcher: str = "spark-submit") -> tuple[float, float]:
+    """(wall, CPU) of one fresh run of the job, settings from conf/spark: `spark-submit
+    jobs/count_terms.py` (the JVM starts first, plain Spark options) or `freqgap count`
+    (Python starts the JVM through get_spark(): class-data-sharing archive, the preloaded
+    worker daemon)."""
     import pyspark
 
     shutil.rmtree(out, ignore_errors=True)
     spark_home = os.path.dirname(pyspark.__file__)
     env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_CONF_DIR": str(REPO / "conf" / "spark"),
-           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    cmd = [os.path.join(spark_home, "bin", "spark-submit"), "--master", f"local[{cores}]",
-           str(REPO / "jobs" / "count_terms.py"), "--input", str(inputs), "--out", str(out),
-           "--window", str(window), "--progress-interval", "3600"]
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "PYTHONPATH": str(REPO)}
+    args = ["--input", str(inputs), "--out", str(out), "--window", str(window),
+            "--progress-interval", "3600"]
+    if launcher == "spark-submit":
+        cmd = [os.path.join(spark_home, "bin", "spark-submit"), "--master", f"local[{cores}]",
+               str(REPO / "jobs" / "count_terms.py"), *args]
+    else:
+        cmd = [sys.executable, "-m", "freqgap", "count", "--master", f"local[{cores}]", *args]
     wall, cpu, rc = run_measured(cmd, env=env, stdout=subprocess.DEVNULL)
     if rc != 0:
         raise SystemExit(f"bench: cold run failed ({rc}): {' '.join(cmd)}")
@@ -255,6 +266,9 @@ def main() -> int:
     (tiny / "tiny.jsonl").write_bytes(b"".join(l + b"\n" for _, l in zip(range(2000), (x for _, x in iter_lines(str(first))))))
     fixed = [cold_run(tiny, WORK / "out-tiny", args.cores) for _ in range(runs)]
     fixed_wall, fixed_cpu = statistics.median(w for w, _ in fixed), statistics.median(c for _, c in fixed)
+    fixed_py = [cold_run(tiny, WORK / "out-tiny", args.cores, launcher="freqgap") for _ in range(runs)]
+    fixed_py_wall = statistics.median(w for w, _ in fixed_py)
+    fixed_py_cpu = statistics.median(c for _, c in fixed_py)
 
     from freqgap.spark_session import get_spark
     t = time.monotonic()
@@ -273,6 +287,8 @@ def main() -> int:
             row["task_numpy"] = task_code_rate(files, mb, rules5, "numpy")
             cw, cc = cold_run(root / layout, WORK / "out-cold", args.cores)
             row["cold"], row["cold_wall"], row["cold_cpu"] = mb / cc, cw, cc
+            cw, cc = cold_run(root / layout, WORK / "out-cold", args.cores, launcher="freqgap")
+            row["cold_py"], row["cold_py_wall"], row["cold_py_cpu"] = mb / cc, cw, cc
             warm_run(spark, root / layout, WORK / "out-warm", rules5)          # warm-up
             warm = [warm_run(spark, root / layout, WORK / "out-warm", rules5) for _ in range(runs)]
             row["warm"] = mb / statistics.median(c for _, c, _ in warm)
@@ -298,16 +314,16 @@ def main() -> int:
         f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
         + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
         "",
-        "| corpus, layout | cold run (1 spark-submit) | warm job | task code, numba | task code, numpy "
-        "| Python reference | zstd -dc |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| corpus, layout | cold run, `spark-submit` | cold run, `freqgap count` | warm job "
+        "| task code, numba | task code, numpy | Python reference | zstd -dc |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, r in results.items():
         name, layout = key.split("|")
         ref = r["reference"]
         cell = lambda v: f"{v:,.1f} ({v / ref:,.1f}x)"  # noqa: E731
         lines_out.append(f"| {name}, {r['files']} files of {r['mb'] / r['files']:,.0f} MB | {cell(r['cold'])} "
-                         f"| {cell(r['warm'])} | {cell(r['task_numba'])} | {cell(r['task_numpy'])} "
+                         f"| {cell(r['cold_py'])} | {cell(r['warm'])} | {cell(r['task_numba'])} | {cell(r['task_numpy'])} "
                          f"| {ref:,.1f} (1x) | {cell(r['zstd'])} |")
     lines_out += ["", "MB of JSON Lines per CPU-second (all processes), and in brackets as a multiple of "
                   "the plain Python reference on the same corpus.", ""]
@@ -325,7 +341,8 @@ def main() -> int:
             f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
     lines_out += [
         "",
-        f"Fixed costs: a cold spark-submit on a 2,000-line file {fixed_cpu:,.1f} CPU-s, {fixed_wall:,.1f} s wall "
+        f"Fixed costs: a cold run on a 2,000-line file {fixed_cpu:,.1f} CPU-s, {fixed_wall:,.1f} s wall "
+        f"with spark-submit, {fixed_py_cpu:,.1f} CPU-s, {fixed_py_wall:,.1f} s wall with freqgap count "
         f"(JVM and Python start, session, planning, commit); numba compiling the finder in a fresh "
         f"process {compile_cold:,.1f} CPU-s with an empty cache, {compile_warm:,.1f} CPU-s with it cached "
         f"(import and load included); starting this process's Spark session {session_s:,.1f} s wall.",
@@ -339,6 +356,7 @@ def main() -> int:
     Path(args.report).write_text(report + "\n")
     Path(args.report).with_suffix(".json").write_text(json.dumps(
         {"results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
+         "fixed_freqgap_count_cpu_s": fixed_py_cpu, "fixed_freqgap_count_wall_s": fixed_py_wall,
          "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
          "load_average": [load_start, os.getloadavg()], "realtext": real}, indent=1, default=str))
     return 0
