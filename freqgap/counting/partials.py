@@ -24,7 +24,8 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.engine import engine_name, run_merger, term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import BadInputError, InputFile, iter_line_blocks, iter_parquet_texts
+from freqgap.counting.sources import (BadInputError, InputFile, iter_line_blocks, iter_parquet_texts,
+                                      newline_count)
 from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
@@ -360,6 +361,25 @@ class _BlockChunk:
         self.payloads, self.where, self.size = [], [], 0
 
 
+def _row_parts(number: int, payload: bytes, size: int) -> Iterator[tuple[int, bytes]]:
+    """A row of whole lines as parts of about `size` bytes cut at newlines, with their first
+    line numbers (a row over twice `size`, e.g. a highly compressed block, would make a
+    chunk's arrays, ~20 bytes per byte, grow with it)."""
+    if len(payload) <= 2 * size:
+        yield number, payload
+        return
+    start = 0
+    while True:
+        cut = payload.find(b"\n", start + size)
+        if cut < 0:
+            yield number, payload[start:]           # (b"" after a final newline: an empty line)
+            return
+        part = payload[start:cut]
+        yield number, part
+        number += newline_count(part) + 1
+        start = cut + 1
+
+
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key). A row's
@@ -479,11 +499,12 @@ def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
             if acc.size >= COUNT_CHUNK_BYTES:
                 yield from flush_text()
         elif compiled:
-            if chunk.size and chunk.size + len(payload) > COUNT_CHUNK_BYTES:
-                yield from flush_blocks()           # a big block is a chunk of its own: no join
-            chunk.add(fidx, number, payload)
-            if chunk.size >= COUNT_CHUNK_BYTES:
-                yield from flush_blocks()
+            for first, part in _row_parts(number, payload, COUNT_CHUNK_BYTES):
+                if chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES:
+                    yield from flush_blocks()       # a big block is a chunk of its own: no join
+                chunk.add(fidx, first, part)
+                if chunk.size >= COUNT_CHUNK_BYTES:
+                    yield from flush_blocks()
         else:
             for k, line in enumerate(payload.split(b"\n")):
                 stats[0] += 1

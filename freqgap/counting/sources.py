@@ -180,7 +180,7 @@ def _plain_blocks(raw, path: str) -> Iterator[bytes]:
         yield block
 
 
-def _newlines(data: bytes) -> int:
+def newline_count(data: bytes) -> int:
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))   # 3x bytes.count
 
 
@@ -208,12 +208,12 @@ def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes]]:
                 continue
             whole = b"".join(pieces + [memoryview(block)[:cut]]) if pieces else block[:cut]   # one copy
             yield number + 1, whole
-            number += _newlines(whole) + 1
+            number += newline_count(whole) + 1
             pieces = [block[cut + 1:]] if cut + 1 < len(block) else []
         tail = b"".join(pieces)
         if tail:
             yield number + 1, tail
-            number += _newlines(tail) + 1
+            number += newline_count(tail) + 1
     if number == 0:
         raise BadInputError(path, "empty file: no records")
 

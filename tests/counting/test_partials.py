@@ -174,3 +174,11 @@ def test_key_sums_merge_runs_exactly(monkeypatch, engine):
         assert keys == sorted(set(keys))
         got.update(dict(zip(keys, b.column(2).to_pylist())))
     assert got == want
+
+
+def test_a_row_far_over_the_chunk_size_is_cut_at_newlines():
+    """A huge block (a highly compressed file) is counted in chunk-sized parts, numbered on."""
+    rows = list(partials._row_parts(7, b"aaa\nbb\n\ncc\nd\n", 2))
+    assert rows == [(7, b"aaa"), (8, b"bb"), (9, b"\ncc"), (11, b"d\n")]      # lines 7..12
+    assert list(partials._row_parts(1, b"abc\n", 1)) == [(1, b"abc"), (2, b"")]
+    assert list(partials._row_parts(1, b"x\ny", 10)) == [(1, b"x\ny")]
