@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from cputime import become_subreaper, run_measured  # noqa: E402
+from cputime import become_subreaper, descendants, process_table, run_measured  # noqa: E402
 from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.reference import count_jsonl_lines  # noqa: E402
@@ -192,28 +192,11 @@ def warm_run(spark, inputs: Path, out: Path, rules: TermRules,
     return time.monotonic() - t, _tree_cpu(jvm) + time.process_time() - before, manifest["totals"]
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def _tree_cpu(root: int) -> float:
     """user+sys CPU-s of a live process and its descendants, with their reaped children
     (the JVM's Python workers are reused, so they live through a warm run)."""
-    parents, times = {}, {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry)] = int(fields[1])
-            times[int(entry)] = sum(int(x) for x in fields[11:15]) / _TICK
-    total, stack = 0.0, [root]
-    while stack:
-        pid = stack.pop()
-        total += times.get(pid, 0.0)
-        stack.extend(c for c, p in parents.items() if p == pid)
-    return total
+    table = process_table()
+    return sum(table[pid][2] + table[pid][3] for pid in descendants(root, table) if pid in table)
 
 
 def pile_projection(rate: float, spread_cost: float) -> str:

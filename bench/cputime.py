@@ -87,10 +87,10 @@ POLL_S = 0.02
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _poll_tree(root: int, seen: dict[tuple[int, int], float], keep: set[int]) -> None:
-    """Record the own CPU-s of `root` and every descendant alive now (orphans re-parented
-    to this subreaper count as descendants of this process: they are included too)."""
-    stats: dict[int, tuple[int, int, float]] = {}
+def process_table() -> dict[int, tuple[int, int, float, float]]:
+    """pid -> (parent pid, start time, own CPU-s, CPU-s of its waited-for children) of every
+    process alive now, from /proc."""
+    table = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -98,16 +98,28 @@ def _poll_tree(root: int, seen: dict[tuple[int, int], float], keep: set[int]) ->
                     fields = handle.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            stats[int(entry)] = (int(fields[1]), int(fields[19]),
-                                 (int(fields[11]) + int(fields[12])) / _TICKS)
-    me = os.getpid()
+            table[int(entry)] = (int(fields[1]), int(fields[19]),
+                                 (int(fields[11]) + int(fields[12])) / _TICKS,
+                                 (int(fields[13]) + int(fields[14])) / _TICKS)
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple]) -> set[int]:
+    """`root` and every process below it in `table`."""
     members, frontier = set(), {root}
     while frontier:
         members |= frontier
-        frontier = {pid for pid, (ppid, _, _) in stats.items()
-                    if ppid in frontier and pid not in members}
-    members |= {pid for pid, (ppid, _, _) in stats.items() if ppid == me and pid not in keep}
+        frontier = {pid for pid, row in table.items() if row[0] in frontier and pid not in members}
+    return members
+
+
+def _poll_tree(root: int, seen: dict[tuple[int, int], float], keep: set[int]) -> None:
+    """Record the own CPU-s of `root` and every descendant alive now (orphans re-parented
+    to this subreaper count as descendants of this process: they are included too)."""
+    table = process_table()
+    members = descendants(root, table)
+    members |= {pid for pid, row in table.items() if row[0] == os.getpid() and pid not in keep}
     for pid in members:
-        if pid in stats:
-            _, start, cpu = stats[pid]
+        if pid in table:
+            _, start, cpu, _ = table[pid]
             seen[(pid, start)] = max(seen.get((pid, start), 0.0), cpu)
