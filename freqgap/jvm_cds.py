@@ -62,7 +62,8 @@ def _java() -> Path | None:
     return candidate.resolve() if candidate else None
 
 
-def archive_key(spark_home: str, settings: dict[str, str], java: Path | None = None) -> str | None:
+def archive_key(spark_home: str, settings: dict[str, str], java: Path | None = None,
+                extra: str = "") -> str | None:
     """A digest of the driver JVM's identity and command line, or None without a java."""
     java = java or _java()
     if java is None:
@@ -78,6 +79,7 @@ def archive_key(spark_home: str, settings: dict[str, str], java: Path | None = N
         digest.update(f"{key}={settings.get(key, '')}\0".encode())
     for key in _KEYED_ENV:
         digest.update(f"{key}={os.environ.get(key, '')}\0".encode())
+    digest.update(extra.encode(errors="surrogateescape"))
     return digest.hexdigest()[:32]
 
 
@@ -212,3 +214,56 @@ def _unlink(path: Path) -> None:
         path.unlink()                    # a JVM that maps it keeps its mapping
     except OSError:
         pass
+
+
+
+def submit(argv: list[str]) -> int:
+    """`spark-submit ARGS` with the driver JVM on an archive of its own (dumped on first use).
+
+    Spark puts SPARK_CONF_DIR first on the driver's class path, where the JDK refuses a
+    non-empty directory; `--driver-class-path SPARK_HOME/jars/*` puts the jars ahead of it.
+    """
+    import pyspark
+
+    spark_home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
+    command = [os.path.join(spark_home, "bin", "spark-submit"), *argv]
+    if any(a.startswith(("--driver-class-path", "spark.driver.extraClassPath")) for a in argv):
+        return subprocess.call(command)   # the user's class path: run without an archive
+    jars = os.path.join(spark_home, "jars", "*")
+    options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)))
+    env = {**os.environ, "SPARK_HOME": spark_home,
+           "SPARK_SUBMIT_OPTS": f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {options}".strip()}
+    proc = subprocess.Popen([command[0], "--driver-class-path", jars, *argv], env=env)
+    jvm = _wait_for_java(proc) if pending is not None else None
+    returncode = proc.wait()
+    if pending is not None:
+        finish(pending, jvm, returncode)
+    return returncode
+
+
+def _submit_identity(spark_home: str, argv: list[str]) -> str:
+    """spark-submit's options (up to the application) and the conf file it reads."""
+    options = []
+    for arg in argv:
+        if not arg.startswith("-") and arg.endswith((".py", ".jar", ".R")):
+            break                         # the application; what follows are its arguments
+        options.append(arg)
+    conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or Path(spark_home, "conf"))
+    return "\0".join(["spark-submit", *options, _read(conf_dir / "spark-defaults.conf")])
+
+
+def _wait_for_java(proc: subprocess.Popen, timeout_s: float = 60) -> list[str] | None:
+    """The driver JVM's command line once spark-submit has exec'd into it (same pid)."""
+    end = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < end:
+        command = jvm_command(proc.pid)
+        if command and os.path.basename(command[0]) == "java" and "-cp" in command:
+            return command
+        time.sleep(0.05)
+    return None
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(submit(sys.argv[1:]))

@@ -158,3 +158,54 @@ def test_only_the_newest_archives_are_kept(tmp_path, monkeypatch):
         os.utime(pending, (1000 + i, 1000 + i))
         jvm_cds.finish(pending, ["java", "-cp", "x", "Main"], 0)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"key{i}.{i + 1}.jsa" for i in range(2, 6)]
+
+
+def test_a_submit_key_covers_spark_submits_options_and_conf_file_not_the_apps_arguments(
+        tmp_path, monkeypatch):
+    (tmp_path / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    base = jvm_cds._submit_identity("/s", ["--master", "local[2]", "jobs/a.py", "--input", "x"])
+    assert base == jvm_cds._submit_identity("/s", ["--master", "local[2]", "jobs/b.py", "--out", "y"])
+    assert base != jvm_cds._submit_identity("/s", ["--master", "local[2]", "--driver-memory", "4g", "a.py"])
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions -Xss1m\n")
+    assert base != jvm_cds._submit_identity("/s", ["--master", "local[2]", "jobs/a.py"])
+
+
+def test_submit_leaves_a_users_class_path_alone(monkeypatch):
+    calls = []
+    monkeypatch.setattr(jvm_cds.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    assert jvm_cds.submit(["--driver-class-path", "/x.jar", "a.py"]) == 0
+    assert calls[0][1:] == ["--driver-class-path", "/x.jar", "a.py"]
+
+
+_SUBMITTED = """
+import os
+from pathlib import Path
+from pyspark import SparkContext
+sc = SparkContext()
+total = sc.parallelize(range(10), 2).map(lambda x: x * x).sum()
+jvm = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\\0")
+print(total, "uses" if any(a.startswith(b"-XX:SharedArchiveFile=") for a in jvm) else "dumps"
+      if any(a.startswith(b"-XX:ArchiveClassesAtExit=") for a in jvm) else "none")
+sc.stop()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_spark_submit_through_the_wrapper_builds_then_uses_its_archive(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(_SUBMITTED)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "HOME": str(tmp_path),
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_CACHE_DIR": str(tmp_path / "cache"),
+           "SPARK_CONF_DIR": str(REPO / "conf" / "spark")}
+
+    def run() -> str:
+        proc = subprocess.run([sys.executable, "-m", "freqgap.jvm_cds", "--master", "local[1]", str(script)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    assert run() == "285 dumps\n"
+    assert len(list((tmp_path / "cache" / "jvm-cds").glob("*.jsa"))) == 1
+    assert run() == "285 uses\n"
