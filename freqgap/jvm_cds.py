@@ -1,4 +1,5 @@
-"""A per-machine class-data-sharing archive for the Spark driver JVM that `get_spark()` starts.
+"""A per-machine class-data-sharing archive for the Spark driver JVM: `get_spark()` uses it for
+the JVM it starts, and `python -m freqgap.jvm_cds ARGS` is `spark-submit ARGS` with it.
 
 Why: a cold driver spends about 4 of its ~9 CPU-s start-up loading, parsing and verifying
 some 20,000 classes; a dynamic AppCDS archive (JDK 13+) maps them ready-made. The first run
@@ -11,7 +12,7 @@ on a machine dumps it at JVM exit (`-XX:ArchiveClassesAtExit`), later runs map i
     write their own file and a damaged one is never used;
   * `-Xshare:auto` and CDS logging off: an archive the JVM rejects is ignored silently.
 `FREQGAP_JVM_CDS=0` turns it off; the cache is `$FREQGAP_CACHE_DIR`, `$XDG_CACHE_HOME/freqgap`
-or `~/.cache/freqgap` (`jvm-cds/`, ~120 MB).
+or `~/.cache/freqgap` (`jvm-cds/`, ~120-190 MB an archive, the newest 4 kept).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def archive_key(spark_home: str, settings: dict[str, str], java: Path | None = N
         return None
     digest = hashlib.sha256()
     jdk = java.parent.parent
-    for part in (str(java), _stamp(java), _read(jdk / "release"), _stamp(jdk / "lib" / "server" / "libjvm.so"),
+    libjvm = jdk / "lib" / "server" / "libjvm.so"
+    for part in (str(java), _stamp(java), _read(jdk / "release"), _stamp(libjvm),
                  str(Path(spark_home).resolve())):
         digest.update(part.encode() + b"\0")
     for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
