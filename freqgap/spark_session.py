@@ -41,9 +41,8 @@ def read_spark_defaults(path: Path = SPARK_CONF_DIR / "spark-defaults.conf") -> 
 
 
 def default_spark_conf(verbose: bool = False) -> dict[str, str]:
-    """conf/spark/spark-defaults.conf, the shuffle width for this machine, and the log setup."""
-    parallel = os.cpu_count() or 2
-    conf = {**read_spark_defaults(), "spark.sql.shuffle.partitions": str(max(4, 2 * parallel))}
+    """conf/spark/spark-defaults.conf and the log setup."""
+    conf = read_spark_defaults()
     log = (f"-Dlog4j2.configurationFile={(SPARK_CONF_DIR / 'log4j2.properties').as_uri()}"
            f" -Dfreqgap.log.level={'info' if verbose else 'fatal'}")
     conf["spark.driver.extraJavaOptions"] = f"{conf.get('spark.driver.extraJavaOptions', '')} {log}".strip()

@@ -21,6 +21,6 @@ def spark():
     from freqgap.spark_session import get_spark
 
     session = get_spark(master="local[2]", app_name="freqgap-tests",
-                        conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"})
+                        conf={"spark.driver.memory": "2g"})
     yield session
     session.stop()
