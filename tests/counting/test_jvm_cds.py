@@ -209,3 +209,20 @@ def test_spark_submit_through_the_wrapper_builds_then_uses_its_archive(tmp_path)
     assert run() == "285 dumps\n"
     assert len(list((tmp_path / "cache" / "jvm-cds").glob("*.jsa"))) == 1
     assert run() == "285 uses\n"
+
+
+def test_jars_go_ahead_of_a_non_empty_spark_conf_dir(tmp_path, monkeypatch):
+    """SPARK_CONF_DIR first on the class path makes the JDK refuse the archive: every run
+    would dump one and throw it away."""
+    from freqgap.jvm_cds import with_jars_first
+
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    monkeypatch.setenv("SPARK_CONF_DIR", str(conf))
+    assert with_jars_first("/spark", {"a": "1"}) == {"a": "1"}           # empty: harmless
+    (conf / "spark-defaults.conf").write_text("x 1\n")
+    assert with_jars_first("/spark", {"a": "1"}) == {"a": "1", "spark.driver.extraClassPath": "/spark/jars/*"}
+    mine = {"spark.driver.extraClassPath": "/my.jar"}
+    assert with_jars_first("/spark", mine) == mine                        # the user's own: kept
+    monkeypatch.delenv("SPARK_CONF_DIR")
+    assert with_jars_first("/spark", {"a": "1"}) == {"a": "1"}
