@@ -1,9 +1,10 @@
-"""The two worker-side steps of the counting job, as Arrow batch iterators.
+"""The worker-side steps of a count task.
 
-`read_lines`  : input files -> line batches (file index, first line number, whole lines).
-`count_lines` : lines -> partial counts (kind, key, n), to be summed by (kind, key).
+`line_rows`   : input files -> line rows (file index, first line number, whole lines).
+`count_lines` : line rows -> Arrow batches of partial counts (kind, key, n), to be summed
+                by (kind, key) (counting/exchange.py writes them to run files).
 
-They run inside Spark's `mapInArrow`, but are plain functions, so the unit tests call them
+They run inside Spark's Python tasks, but are plain functions, so the unit tests call them
 directly. Count rows have kind u/p/t and an int64 term key (freqgap.counting.codec).
 Statistics and skipped records travel in the same narrow table, their kind a tab-joined
 label (`docs<TAB>3`, `skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts,
@@ -30,8 +31,6 @@ from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
 FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
-LINES_SCHEMA = pa.schema([("file", pa.int32()), ("line", pa.int64()), ("payload", pa.binary()),
-                          ("is_text", pa.bool_()), ("error", pa.string())])
 PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa.int64())])
 # kinds of partial rows
 UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
@@ -40,17 +39,9 @@ DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset
 SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
 SKIP_EXAMPLES = 20
 SEP = "\t"
-LINE_BATCH_BYTES = 8 << 20
-LINE_BATCH_ROWS = 4096
 COUNT_CHUNK_BYTES = 8 << 20
 COMPACT_ROWS = 2_000_000      # sum a task's pending keys when this many have piled up
-EMIT_ROWS = 4_000_000         # and hand them to Spark when that many remain after summing
-
-
-def _lines_batch(rows: list[tuple[int, int, bytes, bool, str | None]]) -> pa.RecordBatch:
-    cols = list(zip(*rows))
-    return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, LINES_SCHEMA)],
-                                      schema=LINES_SCHEMA)
+EMIT_ROWS = 4_000_000         # and hand them over when that many remain after summing
 
 
 LineRow = tuple  # (file index, (first) line number, payload bytes, is_text, error or None)
@@ -82,27 +73,6 @@ def line_rows(files: Iterable[InputFile], text_field: str, on_bad: str) -> Itera
             if on_bad == "fail":
                 raise
             yield (index, FILE_ERROR_LINE, b"", False, exc.reason)
-
-
-def read_lines(files: Iterable[InputFile], text_field: str, on_bad: str) -> Iterator[pa.RecordBatch]:
-    """`line_rows` as Arrow batches of bounded size (for spreading lines over all cores)."""
-    rows: list[LineRow] = []
-    size = 0
-    for row in line_rows(files, text_field, on_bad):
-        rows.append(row)
-        size += len(row[2])
-        if size >= LINE_BATCH_BYTES or len(rows) >= LINE_BATCH_ROWS:
-            yield _lines_batch(rows)
-            rows, size = [], 0
-    if rows:
-        yield _lines_batch(rows)
-
-
-def rows_of(batches: Iterable[pa.RecordBatch]) -> Iterator[LineRow]:
-    """Arrow line batches back to tuples."""
-    for batch in batches:
-        cols = batch.to_pydict()
-        yield from zip(cols["file"], cols["line"], cols["payload"], cols["is_text"], cols["error"])
 
 
 class _Accumulator:
