@@ -382,6 +382,18 @@ def _member(buf, p, end, out, o, leads):
     return p, in_out, ks, ke
 
 
+@njit(cache=True, inline="always")
+def _after_member(buf, p, end):
+    """After an object member's value at p: (1, where the next member starts) after a comma,
+    (0, just past the object) at its `}`, (-1, p) where the bytes are neither."""
+    p = _ws(buf, p, end)
+    if p < end and buf[p] == 44:
+        return 1, _ws(buf, p + 1, end)
+    if p < end and buf[p] == 125:
+        return 0, p + 1
+    return -1, p
+
+
 @njit(cache=True)
 def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, blank, sub_s,
              sub_e, stack, t, f, n):
@@ -461,12 +473,11 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, b
                                 q = _value(buf, q, end, stack, t, f, n, out, leads)
                             if q < 0:
                                 return i, i, nt, nl
-                            q = _ws(buf, q, end)
-                            if q < end and buf[q] == 44:
-                                q = _ws(buf, q + 1, end)
+                            state, q = _after_member(buf, q, end)
+                            if state == 1:
                                 continue
-                            if q < end and buf[q] == 125:
-                                p = q + 1
+                            if state == 0:
+                                p = q
                                 break
                             return i, i, nt, nl
                 else:
@@ -475,12 +486,10 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, b
                 p = _value(buf, p, end, stack, t, f, n, out, leads)
             if p < 0:
                 return i, i, nt, nl
-            p = _ws(buf, p, end)
-            if p < end and buf[p] == 44:
-                p = _ws(buf, p + 1, end)
+            state, p = _after_member(buf, p, end)
+            if state == 1:
                 continue
-            if p < end and buf[p] == 125:
-                p += 1
+            if state == 0:
                 break
             return i, i, nt, nl
         p = _ws(buf, p, end)
