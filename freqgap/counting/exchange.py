@@ -13,7 +13,7 @@ A run file, little-endian int64 throughout:
     MAGIC, rows, FINE_BUCKETS, offsets[FINE_BUCKETS + 1], keys[rows], counts[rows]
 
 Files are read and written through pyarrow.fs, so the exchange works alike on a local
-disk, a shared file system and an object store (s3a:// is read as s3://).
+disk, a shared file system and an object store (`sources.arrow_fs`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from typing import Iterable
-from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from freqgap.counting.partials import sum_by_key
+from freqgap.counting.partials import COUNT_KINDS, sum_by_key
+from freqgap.counting.sources import arrow_fs
 
 MAGIC = 0x31584746            # "FGX1"
 BUCKET_BITS = 11
@@ -35,24 +35,11 @@ FINE_BUCKETS = 1 << BUCKET_BITS
 _HEADER = 3 + FINE_BUCKETS + 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 SPILL_ROWS = 8_000_000        # a task writes a run of a kind when this many rows are pending
-_COUNT_BASES = ("u", "p", "t")   # partials.COUNT_KINDS; a kind may carry "@<step bucket>"
 
 
 def is_count_kind(kind: str) -> bool:
     """Count rows (u, p, t, or u@<bucket> ...) go to run files; the rest are statistics."""
-    return kind.split("@", 1)[0] in _COUNT_BASES
-
-
-def filesystem(uri: str):
-    """(pyarrow FileSystem, path) of a URI; s3a:// (Hadoop's name) is s3:// to Arrow."""
-    from pyarrow import fs
-
-    scheme = urlparse(uri).scheme
-    if scheme == "s3a":
-        uri = "s3" + uri[3:]
-    elif len(scheme) <= 1:                 # a plain local path (or a Windows drive)
-        return fs.LocalFileSystem(), uri
-    return fs.FileSystem.from_uri(uri)
+    return kind.split("@", 1)[0] in COUNT_KINDS
 
 
 def join(base: str, *names: str) -> str:
@@ -73,7 +60,7 @@ def bucket_ranges(reducers: int) -> list[tuple[int, int]]:
 
 def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> None:
     """Write one run file: rows ordered by fine bucket, the offsets in the header."""
-    fs, path = filesystem(uri)
+    fs, path = arrow_fs(uri)
     buckets = buckets_of(keys).astype(np.int16)
     order = np.argsort(buckets, kind="stable")       # a radix sort on 16-bit values
     offsets = np.searchsorted(buckets[order], np.arange(FINE_BUCKETS + 1), side="left")
@@ -90,7 +77,7 @@ class RunFileError(RuntimeError):
 
 def read_run(uri: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """(keys, counts) of fine buckets [lo, hi) of a run file, by ranged reads."""
-    fs, path = filesystem(uri)
+    fs, path = arrow_fs(uri)
     with fs.open_input_file(path) as f:
         header = np.frombuffer(f.read_at(8 * _HEADER, 0), dtype="<i8")
         if header.size != _HEADER or header[0] != MAGIC or header[2] != FINE_BUCKETS:
@@ -148,7 +135,7 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
         if len(parts) > 1 and not _ascending(keys):   # batches of one kind repeat keys: sum
             keys, counts = sum_by_key(keys, counts)
         if not made_dir:
-            fs, path = filesystem(attempt)
+            fs, path = arrow_fs(attempt)
             fs.create_dir(path, recursive=True)
             made_dir = True
         uri = join(attempt, f"{len(result.runs):05d}.run")

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting import exchange
+from freqgap.counting.sources import arrow_fs
 from freqgap.counting.codec import MASK, TermCodec
 from freqgap.counting.partials import PAIR, TRIPLE, UNIGRAM, sum_by_key
 from freqgap.counting.rules import TermRules
@@ -65,7 +66,7 @@ def _sum_kinds(runs: Sequence[tuple[str, str, int]], lo: int, hi: int) -> dict[s
 
 def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> int:
     """Parquet files of at most rows_per_file rows, each written to a hidden name then moved."""
-    fs, path = exchange.filesystem(directory)
+    fs, path = arrow_fs(directory)
     fs.create_dir(path, recursive=True)
     files = 0
     for start in range(0, max(1, table.num_rows), rows_per_file):

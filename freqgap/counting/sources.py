@@ -55,10 +55,14 @@ def _is_remote(path: str) -> bool:
     return len(scheme) > 1 and scheme != "file"
 
 
-def _arrow_fs(path: str):
-    """(pyarrow file system, path inside it); s3a:// and s3n:// are read as s3://."""
+def arrow_fs(path: str):
+    """(pyarrow file system, path inside it) of a local path, file:// URI or remote URI;
+    s3a:// and s3n:// (Hadoop's names) are s3:// to Arrow. The one way the job's Python
+    side opens files: inputs, run files, pieces and the final tables."""
     import pyarrow.fs as pafs
 
+    if not _is_remote(path):
+        return pafs.LocalFileSystem(), _local_path(path)
     for alias in ("s3a://", "s3n://"):
         if path.startswith(alias):
             path = "s3://" + path[len(alias):]
@@ -110,7 +114,7 @@ def _expand_local(spec: str) -> dict[str, tuple[int, int]]:
 def _expand_remote(spec: str) -> dict[str, tuple[int, int]]:
     import pyarrow.fs as pafs
 
-    fs, inner = _arrow_fs(spec)
+    fs, inner = arrow_fs(spec)
     scheme = spec.split("://", 1)[0]
     magic = glob.has_magic(inner)
     base = inner.split("*", 1)[0].rsplit("/", 1)[0] if magic else inner
@@ -129,7 +133,7 @@ def _expand_remote(spec: str) -> dict[str, tuple[int, int]]:
 
 def _open_binary(path: str):
     if _is_remote(path):
-        fs, inner = _arrow_fs(path)
+        fs, inner = arrow_fs(path)
         return fs.open_input_stream(inner)
     return open(_local_path(path), "rb")
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from freqgap.counting import exchange, partials
+from freqgap.counting.sources import arrow_fs
 from freqgap.counting.sources import InputFile
 
 PIECE_BYTES = 4 << 20
@@ -43,7 +44,7 @@ def _pieces_of(f: InputFile, base: str, text_field: str, on_bad: str) -> Iterato
         yield Piece(f.size, whole=f)
         return
     attempt = exchange.join(base, uuid.uuid4().hex)
-    fs, path = exchange.filesystem(attempt)
+    fs, path = arrow_fs(attempt)
     made = False
     blocks: list[bytes] = []
     first = size = 0
@@ -89,7 +90,7 @@ def piece_rows(pieces: Iterable[Piece], text_field: str, on_bad: str) -> Iterato
         elif piece.whole is not None:
             yield from partials.line_rows([piece.whole], text_field, on_bad)
         else:
-            fs, path = exchange.filesystem(piece.uri)
+            fs, path = arrow_fs(piece.uri)
             with fs.open_input_stream(path) as stream:
                 data = stream.read()
             yield (piece.file, piece.first_line, data, False, None)
