@@ -64,11 +64,12 @@ class CountOptions:
     progress_interval: float = 10.0
 
 
-def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str]):
-    """items (InputFiles) -> partial batches: the count task of the ordinary job."""
-    def count(files):
-        return partials.count_lines(partials.line_rows(files, rules.text_field, on_bad),
-                                    rules, on_bad, paths)
+def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], rows=partials.line_rows):
+    """items -> partial batches: the count task of the ordinary job. `rows(items, text
+    field, on_bad)` gives the items' line rows: InputFiles (partials.line_rows) or the
+    pieces of spread files (spread.piece_rows)."""
+    def count(items):
+        return partials.count_lines(rows(items, rules.text_field, on_bad), rules, on_bad, paths)
     return count
 
 
@@ -246,20 +247,19 @@ class CountJob:
     def _count_tasks(self, group: list, paths: dict[int, str], base: str):
         """The RDD of a group's count tasks; each yields one exchange.TaskResult as a dict."""
         sc = self.spark.sparkContext
-        task = _spilling(self._task_counter(paths), base)
         spread = self._spread_for(group)
         if not spread:
             bins = balanced_bins(group, TASKS_PER_CORE * max(1, sc.defaultParallelism))
-            return sc.parallelize(bins, len(bins)).mapPartitions(task)
+            return sc.parallelize(bins, len(bins)).mapPartitions(
+                _spilling(self._task_counter(paths), base))
         # A split job first: each file decompressed once into pieces (counting/spread.py).
-        rules, on_bad, text_field = self.rules, self.opts.on_bad_record, self.rules.text_field
+        on_bad, text_field = self.opts.on_bad_record, self.rules.text_field
         split_base = f"{base}/split"
         pieces = sc.parallelize(group, len(group)).mapPartitions(
             lambda files: split_files(files, split_base, text_field, on_bad)).collect()
         bins = balanced_bins(pieces, spread)
-        return sc.parallelize(bins, len(bins)).mapPartitions(_spilling(
-            lambda ps: partials.count_lines(piece_rows(ps, text_field, on_bad), rules, on_bad, paths),
-            base))
+        return sc.parallelize(bins, len(bins)).mapPartitions(
+            _spilling(_file_counter(self.rules, on_bad, paths, rows=piece_rows), base))
 
     # ---- reducing and committing ----------------------------------------------------
     bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
