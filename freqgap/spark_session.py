@@ -123,13 +123,10 @@ def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) 
 
     if SparkContext._gateway is not None:
         return
+    settings = jvm_cds.with_jars_first(_find_spark_home(), settings)
     conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
     for key, value in settings.items():
         conf.set(key, value)
-    settings = jvm_cds.with_jars_first(_find_spark_home(), settings)
-    for key in ("spark.driver.extraClassPath",):
-        if key in settings:
-            conf.set(key, settings[key])
     cds, pending = jvm_cds.driver_options(jvm_cds.archive_key(_find_spark_home(), settings))
     if cds:
         conf.set(_JAVA_OPTIONS[0], f"{settings.get(_JAVA_OPTIONS[0], '')} {cds}".strip())
