@@ -3,38 +3,44 @@
 Why: summing partial counts in Spark moved every (kind, key, n) row through the JVM
 (Arrow transfer, shuffle, merge, cache and three decode-and-write passes, ~4 us a row):
 three quarters of a warm run's CPU on real text. Here a count task writes its partial sums
-as *run files*, one per kind, rows grouped by a hash of the key into FINE_BUCKETS buckets
-with a header of bucket offsets; a reduce task reads its range of buckets from every run
-(two ranged reads per run) and sums them exactly (freqgap.counting.final_tables). The JVM
-only schedules tasks and carries one small result per task.
+as *run files*, one per kind, rows sorted by key (a task's sums already are), with an index
+of every INDEX_STEP-th key; the task hands the driver the same index keys, and the driver
+cuts the key space into one range per reduce task at weighted quantiles of them, so every
+reducer gets about as many rows whatever the keys' distribution. A reduce task reads its key
+range from every run (a few ranged reads per run, found by the index) and merges the sorted
+slices into exact sums (freqgap.counting.final_tables). The JVM only schedules tasks and
+carries one small result per task.
 
-A run file, little-endian int64 throughout:
+A run file, little-endian int64 throughout, keys strictly increasing:
 
-    MAGIC, rows, FINE_BUCKETS, offsets[FINE_BUCKETS + 1], keys[rows], counts[rows]
+    MAGIC, rows, INDEX_STEP, index[ceil(rows / INDEX_STEP)], keys[rows], counts[rows]
 
-Files are read and written through pyarrow.fs, so the exchange works alike on a local
-disk, a shared file system and an object store (`sources.arrow_fs`).
+with index[i] = keys[i * INDEX_STEP]. Files are read and written through pyarrow.fs, so the
+exchange works alike on a local disk, a shared file system and an object store
+(`sources.arrow_fs`).
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from freqgap.counting.engine import run_merger
 from freqgap.counting.partials import COUNT_KINDS, sum_by_key
 from freqgap.counting.sources import arrow_fs
 
-MAGIC = 0x31584746            # "FGX1"
-BUCKET_BITS = 11
-FINE_BUCKETS = 1 << BUCKET_BITS
-_HEADER = 3 + FINE_BUCKETS + 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MAGIC = 0x32584746            # "FGX2"
+INDEX_STEP = 4096             # rows per index key (and per sample the driver gets)
+_HEAD = 3                     # MAGIC, rows, INDEX_STEP
+_PREFETCH = 4096              # index keys read with the header in one ranged read
 SPILL_ROWS = 8_000_000        # a task writes a run of a kind when this many rows are pending
+
+KeyRange = tuple[int | None, int | None]      # [lo, hi) over int64 keys; None: unbounded
 
 
 def is_count_kind(kind: str) -> bool:
@@ -46,75 +52,141 @@ def join(base: str, *names: str) -> str:
     return "/".join([base.rstrip("/"), *names])
 
 
-def buckets_of(keys: np.ndarray) -> np.ndarray:
-    """Fine bucket of each int64 key: the top bits of a multiplicative hash, so keys packed
-    from small term ids still spread evenly."""
-    return ((keys.astype(np.uint64) * _GOLDEN) >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+def _ascending(keys: np.ndarray) -> bool:
+    """Strictly increasing keys: distinct and sorted, a run as it is written."""
+    return bool(np.all(keys[1:] > keys[:-1]))
 
 
-def bucket_ranges(reducers: int) -> list[tuple[int, int]]:
-    """Fine-bucket range [lo, hi) of each of `reducers` reduce tasks."""
-    edges = [FINE_BUCKETS * r // reducers for r in range(reducers + 1)]
-    return list(zip(edges[:-1], edges[1:]))
+def sum_runs(parts: Sequence[tuple[np.ndarray, np.ndarray]],
+             engine: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact sums of runs of strictly increasing keys with their counts: one run of
+    strictly increasing keys. With numba, a balanced tree of linear two-way merges
+    (`engine.run_merger`, as KeySums merges); else one stable sort of the concatenation
+    (timsort) and a reduceat. Both give the same arrays."""
+    parts = [(k, c) for k, c in parts if k.size]
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    merge = run_merger(engine) if len(parts) > 1 else None
+    if merge is None:
+        if len(parts) == 1:
+            return parts[0]
+        keys = np.concatenate([k for k, _ in parts])
+        counts = np.concatenate([c for _, c in parts])
+        order = np.argsort(keys, kind="stable")
+        keys, counts = keys[order], counts[order]
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        return keys[starts], np.add.reduceat(counts, starts)
+    while len(parts) > 1:
+        merged = [merge(*parts[i], *parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        parts = merged + parts[len(merged) * 2:]
+    return parts[0]
 
 
-def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> None:
-    """Write one run file: rows ordered by fine bucket, the offsets in the header."""
+def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> list[int]:
+    """Write one run file and return its index keys. Keys not strictly increasing (not a
+    task's sums) are summed first."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if not _ascending(keys):
+        keys, counts = sum_by_key(keys, counts)
+    index = keys[::INDEX_STEP]
     fs, path = arrow_fs(uri)
-    buckets = buckets_of(keys).astype(np.int16)
-    order = np.argsort(buckets, kind="stable")       # a radix sort on 16-bit values
-    offsets = np.searchsorted(buckets[order], np.arange(FINE_BUCKETS + 1), side="left")
-    header = np.concatenate(([MAGIC, keys.size, FINE_BUCKETS], offsets)).astype("<i8")
+    header = np.concatenate(([MAGIC, keys.size, INDEX_STEP], index)).astype("<i8")
     with fs.open_output_stream(path, compression=None) as out:
-        out.write(header.tobytes())
-        out.write(np.ascontiguousarray(keys[order], dtype="<i8").tobytes())
-        out.write(np.ascontiguousarray(counts[order], dtype="<i8").tobytes())
+        out.write(header)
+        out.write(keys.astype("<i8", copy=False))        # no copy on a little-endian host
+        out.write(counts.astype("<i8", copy=False))
+    return index.tolist()
 
 
 class RunFileError(RuntimeError):
     """A run file that is not what its writer wrote: the work directory was tampered with."""
 
 
-def read_run(uri: str, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, counts) of fine buckets [lo, hi) of a run file, by ranged reads."""
+def _words(f, uri: str, n: int, at: int) -> np.ndarray:
+    """n int64 at word `at` of an open run file."""
+    data = np.frombuffer(f.read_at(8 * n, 8 * at), dtype="<i8")
+    if data.size != n:
+        raise RunFileError(f"{uri}: truncated run file")
+    return data
+
+
+def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, counts) of the keys in [lo, hi) of a run file (None: unbounded), by ranged
+    reads: the header and index, the keys of the index blocks holding lo and hi (trimmed
+    exactly), then just those rows' counts."""
     fs, path = arrow_fs(uri)
     with fs.open_input_file(path) as f:
-        header = np.frombuffer(f.read_at(8 * _HEADER, 0), dtype="<i8")
-        if header.size != _HEADER or header[0] != MAGIC or header[2] != FINE_BUCKETS:
+        size = f.size()
+        head = np.frombuffer(f.read_at(min(size // 8, _HEAD + _PREFETCH) * 8, 0), dtype="<i8")
+        if head.size < _HEAD or head[0] != MAGIC or head[2] < 1 or head[1] < 0:
             raise RunFileError(f"{uri}: not a freqgap run file of this version")
-        rows, offsets = int(header[1]), header[3:]
-        start, stop = int(offsets[lo]), int(offsets[hi])
-        n = stop - start
-        if n == 0:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
-        base = 8 * _HEADER
-        keys = np.frombuffer(f.read_at(8 * n, base + 8 * start), dtype="<i8")
-        counts = np.frombuffer(f.read_at(8 * n, base + 8 * (rows + start)), dtype="<i8")
-        if keys.size != n or counts.size != n:
+        rows, step = int(head[1]), int(head[2])
+        entries = -(-rows // step)
+        base = _HEAD + entries                          # word of keys[0]
+        if size != 8 * (base + 2 * rows):
             raise RunFileError(f"{uri}: truncated run file")
-        return keys.astype(np.int64), counts.astype(np.int64)
-
-
-def _ascending(keys: np.ndarray) -> bool:
-    """Strictly increasing keys (a summed array handed over in slices) need no second sum."""
-    return bool(np.all(keys[1:] > keys[:-1]))
+        index = head[_HEAD:base] if head.size >= base else _words(f, uri, entries, _HEAD)
+        # The first key >= lo is in rows ((j - 1) * step, j * step] for j = the first index
+        # key >= lo; so are the keys of the block before, hence the rows read start there.
+        first = 0 if lo is None else max(0, (int(np.searchsorted(index, lo)) - 1) * step)
+        last = rows if hi is None else min(rows, int(np.searchsorted(index, hi)) * step)
+        if last <= first:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        keys = _words(f, uri, last - first, base + first)
+        start = 0 if lo is None else int(np.searchsorted(keys, lo))
+        stop = keys.size if hi is None else int(np.searchsorted(keys, hi))
+        if stop <= start:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        counts = _words(f, uri, stop - start, base + rows + first + start)
+        return keys[start:stop].astype(np.int64), counts.astype(np.int64)
 
 
 @dataclass
 class TaskResult:
-    """What one count task hands the driver: where its runs are, and its statistics rows."""
+    """What one count task hands the driver: where its runs are, each run's index keys
+    (the driver's samples for the reducers' key ranges), and its statistics rows."""
 
     runs: list[tuple[str, str, int]] = field(default_factory=list)   # (uri, kind, rows)
+    index: list[list[int]] = field(default_factory=list)             # per run
     stats: dict[tuple[str, int | None], int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"runs": [list(r) for r in self.runs],
+        return {"runs": [list(r) for r in self.runs], "index": self.index,
                 "stats": [[k, key, n] for (k, key), n in self.stats.items()]}
 
     @classmethod
     def from_json(cls, data: dict) -> "TaskResult":
-        return cls([tuple(r) for r in data["runs"]],
+        runs = [tuple(r) for r in data["runs"]]
+        return cls(runs, data.get("index", [[] for _ in runs]),
                    {(k, key): n for k, key, n in data["stats"]})
+
+
+def key_ranges(results: Iterable[TaskResult], reducers: int) -> list[KeyRange]:
+    """At most `reducers` key ranges [lo, hi), in key order, covering every int64 key once,
+    cut at weighted quantiles of the runs' index keys (each stands for the INDEX_STEP rows
+    from it, the last of a run for the rest), so each range holds about as many partial rows
+    of all kinds together. Keys are packed term ids, very unevenly spread: an even split of
+    the key space would give one reducer nearly everything."""
+    samples, weights = [], []
+    for result in results:
+        for (_, _, rows), index in zip(result.runs, result.index):
+            if index:
+                w = np.full(len(index), INDEX_STEP, np.int64)
+                w[-1] = rows - INDEX_STEP * (len(index) - 1)
+                samples.append(np.asarray(index, np.int64))
+                weights.append(w)
+    if reducers <= 1 or not samples:
+        return [(None, None)]
+    keys = np.concatenate(samples)
+    order = np.argsort(keys, kind="stable")
+    keys, w = keys[order], np.concatenate(weights)[order]
+    before = np.cumsum(w) - w                                 # rows before sample i
+    targets = int(w.sum()) * np.arange(1, reducers) / reducers
+    picks = np.minimum(np.searchsorted(before, targets, side="left"), keys.size - 1)
+    cuts = [int(k) for k in np.unique(keys[picks]) if k > keys[0]]
+    edges: list[int | None] = [None, *cuts, None]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
@@ -133,13 +205,13 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
         keys = np.concatenate([k for k, _ in parts])
         counts = np.concatenate([c for _, c in parts])
         if len(parts) > 1 and not _ascending(keys):   # batches of one kind repeat keys: sum
-            keys, counts = sum_by_key(keys, counts)
+            keys, counts = sum_runs([p if _ascending(p[0]) else sum_by_key(*p) for p in parts])
         if not made_dir:
             fs, path = arrow_fs(attempt)
             fs.create_dir(path, recursive=True)
             made_dir = True
         uri = join(attempt, f"{len(result.runs):05d}.run")
-        write_run(uri, keys, counts)
+        result.index.append(write_run(uri, keys, counts))
         result.runs.append((uri, kind, int(keys.size)))
 
     for batch in batches:
@@ -148,8 +220,8 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
         kinds = batch.column(0)
         first = kinds[0].as_py()
         if is_count_kind(first) and pc.all(pc.equal(kinds, first)).as_py():
-            keys = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64)
-            counts = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
+            keys = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            counts = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
             pending.setdefault(first, []).append((keys, counts))
             rows += keys.size
         else:                                  # statistics: a few rows per file and task

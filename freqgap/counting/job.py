@@ -12,8 +12,8 @@ Layout of an output directory while running and when done:
 Two kinds of Spark jobs, both plain RDD `parallelize(...).mapPartitions(...)` over Python
 workers: a group's count tasks (one per file: zstd is not splittable; when a group has fewer
 files than half the cores its lines are spread over all cores first, so one 15 GB shard
-does not pin the run to one core), then one reduce job whose tasks each sum a range of key
-buckets over every run file and write their part of the tables. The JVM schedules and
+does not pin the run to one core), then one reduce job whose tasks each sum a key range
+(cut at quantiles of the runs' index keys) over every run file and write their part of the tables. The JVM schedules and
 carries one small result per task; it never touches a per-key row.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from freqgap.errors import FreqgapError
 from freqgap.counting import exchange, partials
-from freqgap.counting.final_tables import DATASETS, LAYOUT, reduce_buckets
+from freqgap.counting.final_tables import DATASETS, LAYOUT, reduce_range
 from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.rules import TermRules
 from freqgap.counting.sources import InputFile, list_inputs
@@ -269,24 +269,25 @@ class CountJob:
         if rows < ONE_REDUCER_ROWS:
             return 1
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
-        return min(exchange.FINE_BUCKETS, max(parallel, math.ceil(rows / REDUCE_ROWS)))
+        return max(parallel, math.ceil(rows / REDUCE_ROWS))
 
     def _reduce(self, results: list[exchange.TaskResult]) -> list[dict[str, Any]]:
-        """Sum every run by key range and write the tables under _work/final."""
+        """Sum every run by key range and write the tables under _work/final. The ranges
+        come from the runs' index keys in the task results (also those of resumed groups),
+        so each reduce task gets about as many rows; only the run names travel to them."""
         final = f"{self.work}/final"
         self.storage.delete(final)
         runs = [run for result in results for run in result.runs]
-        reducers = self._reducers(sum(rows for _, _, rows in runs))
-        ranges = exchange.bucket_ranges(reducers)
+        ranges = exchange.key_ranges(results, self._reducers(sum(rows for _, _, rows in runs)))
         rules, bucketed = self.rules, self.bucketed
 
         def reduce(parts):
             for part in parts:
                 lo, hi = ranges[part]
-                yield reduce_buckets(runs, lo, hi, part, rules, final, bucketed)
+                yield reduce_range(runs, lo, hi, part, rules, final, bucketed)
 
         sc = self.spark.sparkContext
-        return sc.parallelize(range(reducers), reducers).mapPartitions(reduce).collect()
+        return sc.parallelize(range(len(ranges)), len(ranges)).mapPartitions(reduce).collect()
 
     def _commit_tables(self) -> None:
         for name in DATASETS:

@@ -12,8 +12,11 @@ import pytest
 from freqgap.contract import check_parquet
 from freqgap.counting import exchange, partials
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.final_tables import DATASETS, reduce_buckets
+from freqgap.counting.final_tables import DATASETS, reduce_range
 from freqgap.counting.rules import TermRules
+
+ENGINES = ("numpy", "numba")
+S = exchange.INDEX_STEP
 
 
 def _batch(kind, keys, counts):
@@ -22,45 +25,188 @@ def _batch(kind, keys, counts):
                                       schema=partials.PARTIAL_SCHEMA)
 
 
-def test_bucket_ranges_cover_every_bucket_once():
-    for reducers in (1, 2, 3, 7, 64, exchange.FINE_BUCKETS):
-        ranges = exchange.bucket_ranges(reducers)
-        assert len(ranges) == reducers and ranges[0][0] == 0
-        assert ranges[-1][1] == exchange.FINE_BUCKETS
-        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+def _task(tmp_path, name, parts) -> exchange.TaskResult:
+    """A TaskResult of run files written from {kind: (keys, counts)} (any order, repeats)."""
+    result = exchange.TaskResult()
+    for kind, (keys, counts) in parts.items():
+        uri = (tmp_path / f"{name}-{kind}.run").as_uri()
+        keys, counts = np.asarray(keys, np.int64), np.asarray(counts, np.int64)
+        result.index.append(exchange.write_run(uri, keys, counts))
+        result.runs.append((uri, kind, int(np.unique(keys).size)))
+    return result
 
 
-def test_buckets_spread_packed_small_ids():
-    codec_keys = TermCodec.pair_keys(np.arange(2000, dtype=np.int64) % 40, np.arange(2000) // 40)
-    used = np.bincount(exchange.buckets_of(codec_keys), minlength=exchange.FINE_BUCKETS)
-    assert used.max() <= 8          # 2,000 keys over 2,048 buckets: no pile-up
+def _in(keys, lo, hi):
+    return ((lo is None) | (keys >= (lo if lo is not None else 0))) & \
+        ((hi is None) | (keys < (hi if hi is not None else 0)))
 
 
-def test_run_file_round_trip_by_ranges(tmp_path):
+def _check_ranges(ranges):
+    assert ranges[0][0] is None and ranges[-1][1] is None
+    assert all(a[1] == b[0] and a[1] is not None for a, b in zip(ranges, ranges[1:]))
+    cuts = [hi for _, hi in ranges[:-1]]
+    assert cuts == sorted(set(cuts))                     # strictly increasing: no empty range
+
+
+def _sums_by_range(results, ranges, engine=None):
+    """{kind: Counter} summed range by range, checking each range holds only its keys."""
+    from freqgap.counting.final_tables import _sum_kinds
+
+    runs = [r for res in results for r in res.runs]
+    got: dict[str, Counter] = {}
+    last = {}
+    for lo, hi in ranges:
+        for kind, (keys, counts) in _sum_kinds(runs, lo, hi, engine).items():
+            assert _in(keys, lo, hi).all()
+            assert (keys[1:] > keys[:-1]).all()
+            assert kind not in last or last[kind] < keys[0]       # sorted across ranges too
+            last[kind] = keys[-1]
+            c = got.setdefault(kind, Counter())
+            for k, n in zip(keys.tolist(), counts.tolist()):
+                assert k not in c                                  # a key in one range only
+                c[k] = n
+    return got
+
+
+def test_run_file_round_trip_by_any_key_range(tmp_path):
     rng = np.random.default_rng(0)
-    keys = rng.integers(0, 1 << 62, 5000)
-    counts = rng.integers(1, 100, 5000)
+    keys = rng.integers(0, 1 << 40, 3 * S + 17)
+    keys[:50] = keys[50:100]                              # repeats: write_run sums them
+    counts = rng.integers(1, 100, keys.size)
+    want = Counter()
+    for k, n in zip(keys.tolist(), counts.tolist()):
+        want[k] += n
     uri = (tmp_path / "a.run").as_uri()
-    exchange.write_run(uri, keys, counts)
-    got = [exchange.read_run(uri, lo, hi) for lo, hi in exchange.bucket_ranges(5)]
-    all_keys = np.concatenate([k for k, _ in got])
-    all_counts = np.concatenate([c for _, c in got])
-    assert sorted(zip(all_keys.tolist(), all_counts.tolist())) == sorted(zip(keys.tolist(), counts.tolist()))
-    for (lo, hi), (k, _) in zip(exchange.bucket_ranges(5), got):
-        b = exchange.buckets_of(k)
-        assert ((b >= lo) & (b < hi)).all()
+    index = exchange.write_run(uri, keys, counts)
+    distinct = np.array(sorted(want))
+    assert index == distinct[::S].tolist()
+    k, c = exchange.read_run(uri)
+    assert dict(zip(k.tolist(), c.tolist())) == want and (k[1:] > k[:-1]).all()
+    bounds = [None, -5, 0, int(distinct[0]), int(distinct[S]), int(distinct[S]) + 1,
+              int(distinct[2 * S - 1]), int(distinct[-1]), int(distinct[-1]) + 1, 1 << 62,
+              *rng.integers(0, 1 << 40, 6).tolist()]
+    for lo in bounds:
+        for hi in bounds:
+            k, c = exchange.read_run(uri, lo, hi)
+            sel = distinct[_in(distinct, lo, hi)]
+            assert k.tolist() == sel.tolist()
+            assert c.tolist() == [want[x] for x in sel.tolist()]
+
+
+def test_an_empty_run_reads_empty(tmp_path):
+    uri = (tmp_path / "e.run").as_uri()
+    assert exchange.write_run(uri, np.empty(0, np.int64), np.empty(0, np.int64)) == []
+    for lo, hi in ((None, None), (3, 9), (None, 4)):
+        k, c = exchange.read_run(uri, lo, hi)
+        assert k.size == c.size == 0
 
 
 def test_a_truncated_or_foreign_run_file_is_refused(tmp_path):
     uri = (tmp_path / "a.run").as_uri()
-    exchange.write_run(uri, np.arange(100, dtype=np.int64), np.ones(100, np.int64))
+    exchange.write_run(uri, np.arange(2 * S + 100, dtype=np.int64), np.ones(2 * S + 100, np.int64))
     data = (tmp_path / "a.run").read_bytes()
-    (tmp_path / "a.run").write_bytes(data[:-80])
-    with pytest.raises(exchange.RunFileError, match="truncated"):
-        exchange.read_run(uri, 0, exchange.FINE_BUCKETS)
+    for cut in (80, 8 * (S + 200), len(data) - 30):
+        (tmp_path / "a.run").write_bytes(data[:-cut])
+        with pytest.raises(exchange.RunFileError, match="truncated"):
+            exchange.read_run(uri, 0, 10)
     (tmp_path / "a.run").write_bytes(b"\0" * len(data))
     with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
         exchange.read_run(uri, 0, 1)
+    old = np.array([0x31584746, 1, 2048, *([0] * 2049), 5, 1], "<i8").tobytes()   # version 1
+    (tmp_path / "a.run").write_bytes(old)
+    with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
+        exchange.read_run(uri)
+    (tmp_path / "a.run").write_bytes(data[:10])
+    with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
+        exchange.read_run(uri)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sum_runs_is_the_exact_sum_in_both_engines(engine):
+    rng = np.random.default_rng(2)
+    for n_runs in (0, 1, 2, 3, 7):
+        parts, want = [], Counter()
+        for r in range(n_runs):
+            size = 0 if r == 1 else int(rng.integers(1, 3000))
+            keys = np.unique(rng.integers(0, 5000, size))
+            counts = rng.integers(1, 1 << 40, keys.size)
+            parts.append((keys, counts))
+            for k, n in zip(keys.tolist(), counts.tolist()):
+                want[k] += n
+        keys, counts = exchange.sum_runs(parts, engine)
+        assert keys.dtype == counts.dtype == np.int64
+        assert (keys[1:] > keys[:-1]).all()
+        assert dict(zip(keys.tolist(), counts.tolist())) == want
+        other = exchange.sum_runs(parts, "numpy")
+        assert np.array_equal(keys, other[0]) and np.array_equal(counts, other[1])
+
+
+def test_key_ranges_balance_skewed_keys(tmp_path):
+    """Packed small term ids (Zipf): an even split of the key space would put nearly every
+    row in one range; quantiles of the samples give each about the same."""
+    rng = np.random.default_rng(3)
+    results = []
+    for task in range(5):
+        a, b = rng.zipf(1.3, 100_000) % 50_000, rng.integers(0, 50_000, 100_000)
+        results.append(_task(tmp_path, f"z{task}", {"p": (TermCodec.pair_keys(a, b), np.ones(a.size))}))
+    total = sum(rows for res in results for _, _, rows in res.runs)
+    for reducers in (2, 4, 7):
+        ranges = exchange.key_ranges(results, reducers)
+        _check_ranges(ranges)
+        assert len(ranges) == reducers
+        per = [sum(exchange.read_run(uri, lo, hi)[0].size for res in results for uri, _, _ in res.runs)
+               for lo, hi in ranges]
+        assert sum(per) == total
+        slack = 2 * len(results) * S                 # a sample stands for S rows, per run
+        assert max(abs(p - total / reducers) for p in per) <= slack + 0.02 * total
+
+
+def test_key_ranges_of_one_reducer_or_no_samples():
+    assert exchange.key_ranges([], 4) == [(None, None)]
+    res = exchange.TaskResult([("x", "u", 10)], [[1]], {})
+    assert exchange.key_ranges([res], 1) == [(None, None)]
+    assert exchange.key_ranges([res], 8) == [(None, None)]          # one sample: nothing to cut
+    empty = exchange.TaskResult([("x", "u", 0)], [[]], {})
+    assert exchange.key_ranges([empty], 3) == [(None, None)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cut_inside_equal_samples_of_many_runs_is_exact(tmp_path, engine):
+    """Every run holds the same keys, so each sample key occurs in every run and the cuts
+    fall on keys present everywhere: each key still lands in one range, summed over all."""
+    results, want = [], Counter()
+    keys = np.arange(0, 6 * S, dtype=np.int64) * 3
+    for task in range(4):
+        counts = np.full(keys.size, task + 1, np.int64)
+        results.append(_task(tmp_path, f"e{task}", {"t": (keys, counts)}))
+        for k in keys.tolist():
+            want[k] += task + 1
+    ranges = exchange.key_ranges(results, 3)
+    _check_ranges(ranges)
+    assert len(ranges) == 3
+    assert all(hi in set(keys[::S].tolist()) for _, hi in ranges[:-1])
+    assert _sums_by_range(results, ranges, engine) == {"t": want}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("reducers", [1, 2, 3, 9])
+def test_random_runs_over_reducers_sum_like_a_counter(tmp_path, engine, reducers):
+    rng = np.random.default_rng(reducers)
+    results, want = [], {}
+    for task in range(6):
+        parts = {}
+        for kind, high in (("u", 300), ("p", 1 << 30), ("t", 1 << 62), ("u@3", 50)):
+            n = 0 if (task, kind) == (2, "p") else int(rng.integers(1, 3 * S))
+            keys = rng.integers(0, high, n)
+            counts = rng.integers(1, 1000, n)
+            parts[kind] = (keys, counts)
+            c = want.setdefault(kind, Counter())
+            for k, x in zip(keys.tolist(), counts.tolist()):
+                c[k] += x
+        results.append(_task(tmp_path, f"r{task}", parts))
+    ranges = exchange.key_ranges(results, reducers)
+    _check_ranges(ranges)
+    assert _sums_by_range(results, ranges, engine) == want
 
 
 def test_spill_splits_counts_from_statistics_and_spills_in_runs(tmp_path, monkeypatch):
@@ -74,40 +220,53 @@ def test_spill_splits_counts_from_statistics_and_spills_in_runs(tmp_path, monkey
     result = exchange.spill(iter(batches), (tmp_path / "x").as_uri())
     assert result.stats == {("docs\t0", None): 5, ("skipline\t0\tblank line", 7): 1}
     kinds = Counter()
-    for uri, kind, rows in result.runs:
-        keys, counts = exchange.read_run(uri, 0, exchange.FINE_BUCKETS)
-        assert keys.size == rows
+    assert len(result.index) == len(result.runs)
+    for (uri, kind, rows), index in zip(result.runs, result.index):
+        keys, counts = exchange.read_run(uri)
+        assert keys.size == rows and index == keys[::S].tolist()
         for k, n in zip(keys.tolist(), counts.tolist()):
             kinds[(kind, k)] += n
     assert kinds == {("u", 1): 1, ("u", 2): 1, ("u", 5): 4, ("p", 9): 2, ("p", 8): 2, ("u@3", 1): 6}
-    assert len({kind for _, kind, _ in result.runs if kind == "u"}) == 1
     assert len([r for r in result.runs if r[1] == "u"]) == 2        # spilled in two runs
     assert exchange.TaskResult.from_json(result.to_json()) == result
 
 
+def test_spill_merges_batches_of_a_kind_that_repeat_keys(tmp_path):
+    """Two drains of a task's sums (each sorted) and an unsorted batch: one run, summed."""
+    batches = [_batch("t", [1, 5, 9], [1, 1, 1]), _batch("t", [2, 5, 7], [1, 2, 3]),
+               _batch("t", [9, 1, 1], [10, 20, 30])]
+    result = exchange.spill(iter(batches), (tmp_path / "x").as_uri())
+    (uri, kind, rows), = result.runs
+    keys, counts = exchange.read_run(uri)
+    assert dict(zip(keys.tolist(), counts.tolist())) == {1: 51, 2: 1, 5: 3, 7: 3, 9: 11}
+    assert rows == 5 and kind == "t"
+
+
 @pytest.mark.parametrize("reducers", [1, 2, 5])
-def test_reduce_is_the_exact_sum_whatever_the_reducers(tmp_path, reducers):
+def test_reduce_writes_the_exact_sum_whatever_the_reducers(tmp_path, reducers):
     rules = TermRules()
     codec = TermCodec(rules)
     rng = np.random.default_rng(1)
     want: dict[str, Counter] = {name: Counter() for name in DATASETS}
-    runs = []
+    results = []
     for task in range(4):
         ids = rng.integers(0, 3000, (400, 3))
+        parts = {}
         for kind, name, keys in (("u", "unigrams", ids[:, 0]),
                                  ("p", "pairs", TermCodec.pair_keys(ids[:, 0], ids[:, 1])),
                                  ("t", "triples", TermCodec.triple_keys(*ids.T))):
             counts = rng.integers(1, 1000, keys.size)
             for k, n in zip(keys.tolist(), counts.tolist()):
                 want[name][k] += n
-            uri = (tmp_path / f"{task}{kind}.run").as_uri()
-            exchange.write_run(uri, keys.astype(np.int64), counts)
-            runs.append((uri, kind, int(keys.size)))
+            parts[kind] = (keys, counts)
+        results.append(_task(tmp_path, f"t{task}", parts))
+    runs = [r for res in results for r in res.runs]
     final = (tmp_path / "final").as_uri()
-    parts = [reduce_buckets(runs, lo, hi, part, rules, final, False, rows_per_file=500)
-             for part, (lo, hi) in enumerate(exchange.bucket_ranges(reducers))]
+    ranges = exchange.key_ranges(results, reducers)
+    parts = [reduce_range(runs, lo, hi, part, rules, final, False, rows_per_file=500)
+             for part, (lo, hi) in enumerate(ranges)]
     for name, order in (("unigrams", 1), ("pairs", 2), ("triples", 3)):
-        files = check_parquet(name, tmp_path / "final" / name)
+        files = sorted(check_parquet(name, tmp_path / "final" / name))
         table = pa.concat_tables(pq.read_table(f) for f in files)
         assert sum(p["rows"][name] for p in parts) == table.num_rows == len(want[name])
         expect = {}
@@ -118,11 +277,16 @@ def test_reduce_is_the_exact_sum_whatever_the_reducers(tmp_path, reducers):
         got = {tuple(r[c] for c in cols): r["count"] for r in table.to_pylist()}
         assert got == expect
         assert all(pq.read_metadata(f).num_rows <= 500 for f in files)
+        # files in part order are in key order: the table is sorted by key across files
+        ids = np.column_stack([codec.encode(table.column(c).to_pylist()) for c in cols])
+        keys = ids[:, 0] if order == 1 else (TermCodec.pair_keys(*ids.T) if order == 2
+                                             else TermCodec.triple_keys(*ids.T))
+        assert (keys[1:] > keys[:-1]).all()
 
 
 def test_an_empty_result_still_writes_every_table(tmp_path):
     final = tmp_path / "final"
-    out = reduce_buckets([], 0, exchange.FINE_BUCKETS, 0, TermRules(), final.as_uri(), True)
+    out = reduce_range([], None, None, 0, TermRules(), final.as_uri(), True)
     assert out["rows"] == {"unigrams": 0, "pairs": 0, "triples": 0}
     for name in DATASETS:
         files = check_parquet(name, final / name)
