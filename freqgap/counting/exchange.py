@@ -57,6 +57,25 @@ def _ascending(keys: np.ndarray) -> bool:
     return bool(np.all(keys[1:] > keys[:-1]))
 
 
+def _all_equal(strings: pa.Array, value: str) -> bool:
+    """Every string of a string array without nulls is `value` (byte compares in numpy: a
+    task's count batches are a million rows of one kind; Arrow's compare took 4 ms each)."""
+    if strings.null_count:
+        return False
+    if not isinstance(strings, pa.StringArray):
+        return bool(pc.all(pc.equal(strings, value)).as_py())
+    want = np.frombuffer(value.encode(), np.uint8)
+    n, size = len(strings), want.size
+    _, offsets, data = strings.buffers()
+    offsets = np.frombuffer(offsets, np.int32)[strings.offset:strings.offset + n + 1]
+    if offsets[-1] - offsets[0] != n * size or not np.all(np.diff(offsets) == size):
+        return False
+    if not size:
+        return True
+    chars = np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]].reshape(n, size)
+    return bool(np.all(chars == want))
+
+
 def sum_runs(parts: Sequence[tuple[np.ndarray, np.ndarray]],
              engine: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact sums of runs of strictly increasing keys with their counts: one run of
@@ -85,18 +104,32 @@ def sum_runs(parts: Sequence[tuple[np.ndarray, np.ndarray]],
 def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> list[int]:
     """Write one run file and return its index keys. Keys not strictly increasing (not a
     task's sums) are summed first."""
-    keys = np.ascontiguousarray(keys, dtype=np.int64)
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    if not _ascending(keys):
-        keys, counts = sum_by_key(keys, counts)
-    index = keys[::INDEX_STEP]
+    return write_parts(uri, [(keys, counts)])[1]
+
+
+def write_parts(uri: str, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[int, list[int]]:
+    """Write the run file of `parts` (keys, counts), one after the other, and return its
+    rows and index keys. Parts that are not together one strictly increasing run (batches of
+    one kind from several drains of a task's sums, or any other input) are summed first;
+    those that are (one drain handed over in slices) are written as they are, not joined."""
+    parts = [(np.ascontiguousarray(k, dtype=np.int64), np.ascontiguousarray(c, dtype=np.int64))
+             for k, c in parts if len(k)]
+    in_order = [_ascending(k) for k, _ in parts]
+    if not all(in_order) or any(a[0][-1] >= b[0][0] for a, b in zip(parts, parts[1:])):
+        parts = [sum_runs([p if ok else sum_by_key(*p) for p, ok in zip(parts, in_order)])]
+    rows, index = 0, []
+    for keys, _ in parts:                 # keys[i * INDEX_STEP] of the run, part by part
+        index.append(keys[-rows % INDEX_STEP::INDEX_STEP])
+        rows += keys.size
+    index = np.concatenate(index) if index else np.empty(0, np.int64)
     fs, path = arrow_fs(uri)
-    header = np.concatenate(([MAGIC, keys.size, INDEX_STEP], index)).astype("<i8")
+    header = np.concatenate(([MAGIC, rows, INDEX_STEP], index)).astype("<i8")
     with fs.open_output_stream(path, compression=None) as out:
         out.write(header)
-        out.write(keys.astype("<i8", copy=False))        # no copy on a little-endian host
-        out.write(counts.astype("<i8", copy=False))
-    return index.tolist()
+        for column in (0, 1):
+            for part in parts:            # int64: no copy on a little-endian host
+                out.write(part[column].astype("<i8", copy=False))
+    return rows, index.tolist()
 
 
 class RunFileError(RuntimeError):
@@ -104,11 +137,12 @@ class RunFileError(RuntimeError):
 
 
 def _words(f, uri: str, n: int, at: int) -> np.ndarray:
-    """n int64 at word `at` of an open run file."""
-    data = np.frombuffer(f.read_at(8 * n, 8 * at), dtype="<i8")
-    if data.size != n:
+    """n int64 at word `at` of an open run file, read straight into a numpy array."""
+    data = np.empty(n, "<i8")
+    f.seek(8 * at)
+    if f.readinto(data) != 8 * n:
         raise RunFileError(f"{uri}: truncated run file")
-    return data
+    return data.astype(np.int64, copy=False)             # no copy on a little-endian host
 
 
 def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -138,8 +172,7 @@ def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np
         stop = keys.size if hi is None else int(np.searchsorted(keys, hi))
         if stop <= start:
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        counts = _words(f, uri, stop - start, base + rows + first + start)
-        return keys[start:stop].astype(np.int64), counts.astype(np.int64)
+        return keys[start:stop], _words(f, uri, stop - start, base + rows + first + start)
 
 
 @dataclass
@@ -201,25 +234,21 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
 
     def flush(kind: str) -> None:
         nonlocal made_dir
-        parts = pending.pop(kind)
-        keys = np.concatenate([k for k, _ in parts])
-        counts = np.concatenate([c for _, c in parts])
-        if len(parts) > 1 and not _ascending(keys):   # batches of one kind repeat keys: sum
-            keys, counts = sum_runs([p if _ascending(p[0]) else sum_by_key(*p) for p in parts])
         if not made_dir:
             fs, path = arrow_fs(attempt)
             fs.create_dir(path, recursive=True)
             made_dir = True
         uri = join(attempt, f"{len(result.runs):05d}.run")
-        result.index.append(write_run(uri, keys, counts))
-        result.runs.append((uri, kind, int(keys.size)))
+        run_rows, index = write_parts(uri, pending.pop(kind))
+        result.index.append(index)
+        result.runs.append((uri, kind, run_rows))
 
     for batch in batches:
         if batch.num_rows == 0:
             continue
         kinds = batch.column(0)
         first = kinds[0].as_py()
-        if is_count_kind(first) and pc.all(pc.equal(kinds, first)).as_py():
+        if is_count_kind(first) and _all_equal(kinds, first):
             keys = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
             counts = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
             pending.setdefault(first, []).append((keys, counts))

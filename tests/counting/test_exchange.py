@@ -292,3 +292,30 @@ def test_an_empty_result_still_writes_every_table(tmp_path):
         files = check_parquet(name, final / name)
         assert [pq.read_metadata(f).num_rows for f in files] == [0]
         assert "step_bucket" in pq.read_schema(files[0]).names
+
+
+def test_all_equal_kinds():
+    same = pa.array(["u@3"] * 5)
+    assert exchange._all_equal(same, "u@3") and not exchange._all_equal(same, "u@4")
+    assert not exchange._all_equal(same, "u")
+    assert exchange._all_equal(pa.array(["t", "p", "t", "t"]).slice(2), "t")
+    assert not exchange._all_equal(pa.array(["t", "p", "t", "t"]).slice(1), "t")
+    assert not exchange._all_equal(pa.array(["pp", "p", "ppp"]), "pp")
+    assert not exchange._all_equal(pa.array(["u", None, "u"]), "u")
+    assert exchange._all_equal(pa.array(["", ""]), "")
+
+
+def test_parts_in_key_order_are_written_as_one_run(tmp_path):
+    keys = np.arange(3 * S + 5, dtype=np.int64) * 2
+    counts = np.arange(keys.size, dtype=np.int64)
+    cuts = [0, 7, S + 3, S + 4, 2 * S, keys.size]
+    parts = [(keys[a:b], counts[a:b]) for a, b in zip(cuts, cuts[1:])]
+    uri = (tmp_path / "p.run").as_uri()
+    assert exchange.write_parts(uri, parts) == (keys.size, keys[::S].tolist())
+    k, c = exchange.read_run(uri)
+    assert np.array_equal(k, keys) and np.array_equal(c, counts)
+    overlapping = [(keys[:10], counts[:10]), (keys[5:20], counts[5:20])]
+    assert exchange.write_parts(uri, overlapping) == (20, [0])
+    k, c = exchange.read_run(uri)
+    assert np.array_equal(k, keys[:20])
+    assert np.array_equal(c, counts[:20] + np.where((np.arange(20) >= 5) & (np.arange(20) < 10), counts[:20], 0))
