@@ -1,16 +1,17 @@
 """The term finder as one compiled pass over the batch's UTF-8 bytes (numba).
 
 Why numba: the numpy finder touches every byte a dozen times (masks, sorts, gathers); a
-single loop that splits, applies the number rule and looks words up in a hash table touches
-each byte once, about 2.5x faster on real text. numba is a wheel (llvmlite bundled, no
-compiler on the user's machine); where it is missing, `freqgap.counting.engine` falls back
-to the numpy finder, which gives the same result. Compiled code is cached on disk
-(`cache=True`, also from the zip shipped to executors), so the JIT cost (a few CPU-seconds)
-is paid once per machine, not per task.
+single pass that finds token starts 8 bytes at a time, applies the number rule and looks
+words up in a hash table only where a token may be a term touches each byte about once.
+numba is a wheel (llvmlite bundled, no compiler on the user's machine); where it is
+missing, `freqgap.counting.engine` falls back to the numpy finder, which gives the same
+result. Compiled code is cached on disk (`cache=True`, also from the zip shipped to
+executors), so the JIT cost (a few CPU-seconds) is paid once per machine, not per task.
 
 Same semantics as `TermRules.term_of` on `text.split()`: Python's 29 whitespace characters
-split tokens; non-ASCII tokens that may be vocabulary words go back to Python's own
-`str.lower()` (the Kelvin sign lower-cases to `k`), as in the numpy finder.
+split tokens (the JSON reader writes each as spaces, `_spaced_copy` does it for other
+texts); non-ASCII tokens that may be vocabulary words go back to Python's own `str.lower()`
+(the Kelvin sign lower-cases to `k`), as in the numpy finder.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import pyarrow as pa
 from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
-from freqgap.counting.jsonscan import Utf8Batch
+from freqgap.counting.jsonscan import PAD, Utf8Batch
+from freqgap.counting.words import HIGH, count_high_bits, equal_bytes, load_u64, trailing_zeros
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
 
@@ -33,7 +35,6 @@ def _table(chars: str) -> np.ndarray:
 
 
 _WS = _table(ASCII_WHITESPACE)
-_TOKEN_BYTE = (~_WS).astype(np.uint8)      # 1 for a byte inside a token (non-ASCII: see _mark_high)
 _PUNCT = _table(STRIP_PUNCTUATION)
 # Non-ASCII whitespace by code point (all are <= U+3000), and the non-ASCII characters whose
 # str.lower() is ASCII (only the Kelvin sign, 'k'; a test checks every code point): a token
@@ -71,197 +72,174 @@ def _hash_lower(data, s, e):
 
 
 @njit(cache=True)
-def _ascii_edges(data, tok_byte, edges):
-    """`_edges` for a buffer whose whitespace is all ASCII (the JSON reader's): no lead
-    bytes to collect, so nothing but the one store per byte."""
-    ne = 0
-    prev = np.int64(0)
-    for i in range(data.shape[0]):
-        t = np.int64(tok_byte[data[i]])
-        edges[ne] = i
-        ne += t ^ prev
-        prev = t
-    return ne >> 1
-
-
-@njit(cache=True)
-def _edges(data, tok_byte, edges, leads):
-    """Every token boundary of `data` (ends in whitespace): edges[2k], edges[2k + 1] are
-    the start and end byte of token k; leads: the positions of UTF-8 lead bytes. Returns
-    (tokens, leads). A boundary is one branch-free store per byte (no mispredicted jumps;
-    this loop sees every byte). Non-ASCII bytes count as token bytes here: `_mark_high`
-    finds the non-ASCII whitespace among them."""
-    ne = 0
-    nl = 0
-    prev = np.int64(0)
-    for i in range(data.shape[0]):
+def _spaced_copy(data, out):
+    """Texts that did not come through the JSON reader as its buffer: each whitespace
+    character (Python's 29) written as spaces of its UTF-8 length, the rest copied, then
+    PAD spaces. Returns the texts' length (offsets are unchanged)."""
+    n = data.shape[0]
+    i = 0
+    while i < n:
         b = data[i]
-        t = np.int64(tok_byte[b])
-        edges[ne] = i
-        ne += t ^ prev
-        prev = t
-        if b >= 0xC0:
-            leads[nl] = i
-            nl += 1
-    return ne >> 1, nl
-
-
-@njit(cache=True)
-def _mark_high(data, leads, starts, ends, ws_cp, high, spaced):
-    """high[k] = 1 where token k holds a non-ASCII character; spaced[k] = 1 where one of
-    them is whitespace (the token must be split). Returns the number of spaced tokens."""
-    k = 0
-    n_spaced = 0
-    n_tok = ends.shape[0]
-    for q in range(leads.shape[0]):
-        i = leads[q]
-        while k < n_tok and ends[k] <= i:
-            k += 1
-        cp, _ = _char_at(data, i)
-        if cp < ws_cp.shape[0] and ws_cp[cp]:
-            n_spaced += 1 - spaced[k]
-            spaced[k] = 1
-        else:
-            high[k] = 1
-    return n_spaced
-
-
-@njit(cache=True)
-def _split_spaced(data, starts, ends, high, spaced, ws_cp, out, out_high):
-    """The tokens again (into out[2m], out[2m + 1], out_high), those holding non-ASCII whitespace
-    split exactly at it. Returns their number."""
-    m = 0
-    for k in range(starts.shape[0]):
-        if not spaced[k]:
-            out[2 * m] = starts[k]
-            out[2 * m + 1] = ends[k]
-            out_high[m] = high[k]
-            m += 1
+        if b < 0xC0:
+            out[i] = 32 if _WS[b] else b
+            i += 1
             continue
-        i = starts[k]
-        e = ends[k]
-        begin = -1
-        h = 0
-        while i < e:
-            width = 1
-            space = False
-            if data[i] >= 0xC0:
-                cp, width = _char_at(data, i)
-                space = cp < ws_cp.shape[0] and ws_cp[cp]
-            if space:
-                if begin >= 0:
-                    out[2 * m] = begin
-                    out[2 * m + 1] = i
-                    out_high[m] = h
-                    m += 1
-                    begin = -1
-            else:
-                if begin < 0:
-                    begin = i
-                    h = 0
-                if data[i] >= 0x80:
-                    h = 1
-            i += width
-        if begin >= 0:
-            out[2 * m] = begin
-            out[2 * m + 1] = e
-            out_high[m] = h
-            m += 1
-    return m
+        cp, width = _char_at(data, i)
+        space = cp < _WS_CP.shape[0] and _WS_CP[cp]
+        for k in range(width):
+            out[i + k] = 32 if space else data[i + k]
+        i += width
+    for k in range(PAD):
+        out[n + k] = 32
+    return n
+
+
+_SPACES = np.uint64(0x2020202020202020)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+BLOCK_WORDS = 4096          # 32 KB: a block's candidates are looked at while it is in L1/L2
 
 
 @njit(cache=True)
-def _terms(data, starts, ends, high, first_tok, prefix_class, cand_digits, cand_min, cand_max,
-           o_doc, o_pos, o_code, rare, lower_ascii, any_high_forms, punct, strip, max_digits,
-           bases, form_bytes, form_off, form_code, htab, hmask, min_len, max_len, initials,
-           max_rare):
-    """(doc, pos, code) of the ASCII term tokens, and (doc, pos, start, end) of the
-    non-ASCII ones that may be a vocabulary word (decided in Python): a token with a
-    non-ASCII character can match only if each such character lower-cases to ASCII
-    (lower_ascii) or the vocabulary has non-ASCII forms. Returns (n_out, n_rare).
+def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_tok,
+                 cand_digits, cand_min, cand_max, o_doc, o_pos, o_code, rare, lower_ascii,
+                 any_high_forms, punct, strip, max_digits, bases, form_bytes, form_off, form_code,
+                 htab, hmask, min_len, max_len, initials, max_rare):
+    """(doc, pos, code) of the term tokens of a Utf8Batch, and (doc, pos, start, end) of
+    the non-ASCII ones that may be a vocabulary word (decided in Python: only if each
+    non-ASCII character lower-cases to ASCII, lower_ascii, or the vocabulary has non-ASCII
+    forms). Fills first_tok (first token of each text; the last entry: all tokens).
+    Returns (n_out, n_rare).
 
-    A token is looked at only if its first two bytes (a token is followed by whitespace,
-    so there are two) may start a number (prefix class 1, at most cand_digits long) or a
-    word form (2, a form's length), or it starts with punctuation under strip-punct (4), or
-    it holds a non-ASCII character: a few percent of tokens; the rest only take a position."""
+    The buffer's only whitespace byte is 0x20 and PAD spaces follow it, so 8 bytes at a
+    time give every token start as one bit (a non-space byte after a space): no branch per
+    byte, no array of token bounds. Per block of BLOCK_WORDS words: (1) the tokens whose
+    first two bytes have a prefix class (`_prefix_classes`, a few percent; the first two
+    starts of a word are taken without a branch, as most words hold 0-2 and a loop per
+    start mispredicts its exit); (2) those tokens, while the block is in cache: their end
+    is the next space, non-ASCII shows in their bytes, then the length filter, the number
+    rule (strict or strip-punct) and the hash table of the lower-cased ASCII forms. The
+    candidate code is written out here, not called: as a numba function it cost 2.5x."""
+    n_docs = offsets.shape[0]
+    n_words = (n_bytes + 7) >> 3
+    tok = np.int64(0)
+    carry = np.uint64(0x80)             # the byte before the buffer counts as a space
+    filled = 0                          # first_tok[:filled] is known
+    d = 0
     n_out = 0
     n_rare = 0
-    d = 0
-    for k in range(starts.shape[0]):
-        ts = starts[k]
-        te = ends[k]
-        length = te - ts
-        c = prefix_class[(np.int64(data[ts]) << 8) | data[ts + 1]]
-        if not (((c & 1) and length <= cand_digits) or ((c & 2) and cand_min <= length <= cand_max)
-                or (c & 4) or high[k]):
-            continue
-        while first_tok[d + 1] <= k:
-            d += 1
-        pos = k - first_tok[d]
-        if strip:
-            while ts < te and punct[data[ts]]:
-                ts += 1
-            while te > ts and punct[data[te - 1]]:
-                te -= 1
-        length = te - ts
-        if length <= 0:
-            continue
-        if high[k]:
-            if length > max_rare:
+    for block in range(0, n_words, BLOCK_WORDS):
+        nc = 0
+        for w in range(block, min(block + BLOCK_WORDS, n_words)):
+            base = w << 3
+            space = equal_bytes(load_u64(data, base), _SPACES)
+            starts = (~space & HIGH) & ((space << np.uint64(8)) | carry)
+            carry = space >> np.uint64(56)
+            while filled < n_docs and offsets[filled] < base + 8:
+                b = offsets[filled] - base
+                below = np.uint64(0) if b == 0 else (_ALL >> np.uint64(8 * (8 - b)))
+                first_tok[filled] = tok + count_high_bits(starts & below)
+                filled += 1
+            s = starts
+            for _ in range(2):
+                present = np.int64(s != np.uint64(0))
+                i = base + (trailing_zeros(s) >> 3)       # base + 8 when s == 0 (padding)
+                c = prefix_class[(np.int64(data[i]) << 8) | data[i + 1]]
+                cand_at[nc] = i
+                cand_tok[nc] = tok
+                nc += present & np.int64(c != 0)
+                tok += present
+                s &= s - np.uint64(present)
+            while s:
+                i = base + (trailing_zeros(s) >> 3)
+                if prefix_class[(np.int64(data[i]) << 8) | data[i + 1]]:
+                    cand_at[nc] = i
+                    cand_tok[nc] = tok
+                    nc += 1
+                tok += 1
+                s &= s - np.uint64(1)
+        for q in range(nc):
+            k = cand_tok[q]
+            ts = cand_at[q]
+            te = ts
+            high = 0
+            while data[te] != 32:
+                high |= data[te] >> 7
+                te += 1
+            c = prefix_class[(np.int64(data[ts]) << 8) | data[ts + 1]]
+            length = te - ts
+            if not (((c & 1) and length <= cand_digits) or ((c & 2) and cand_min <= length <= cand_max)
+                    or (c & 4) or high):
                 continue
-            maybe_word = True
-            if not any_high_forms:
-                i = ts
-                while i < te and maybe_word:
-                    if data[i] < 128:
-                        i += 1
-                        continue
-                    cp, width = _char_at(data, i)
-                    maybe_word = False
-                    for c in lower_ascii:
-                        if cp == c:
-                            maybe_word = True
-                    i += width
-            if maybe_word:
-                rare[n_rare, 0] = d
-                rare[n_rare, 1] = pos
-                rare[n_rare, 2] = ts
-                rare[n_rare, 3] = te
-                n_rare += 1
-            continue
-        code = -1
-        b0 = data[ts]
-        if 48 <= b0 <= 57 and length <= max_digits:
-            value = 0
-            for i in range(ts, te):
-                c = data[i]
-                if c < 48 or c > 57:
-                    value = -1
-                    break
-                value = value * 10 + (c - 48)
-            if value >= 0:
-                code = bases[length] + value
-        if code < 0 and min_len <= length <= max_len and initials[b0]:
-            h = _hash_lower(data, ts, te)
-            slot = np.int64(h & np.uint64(hmask))
-            while htab[slot] >= 0:
-                f = htab[slot]
-                fs = form_off[f]
-                if form_off[f + 1] - fs == length:
-                    same = True
-                    for i in range(length):
-                        if _lower(data[ts + i]) != form_bytes[fs + i]:
-                            same = False
-                            break
-                    if same:
-                        code = form_code[f]
+            while d + 1 < filled and first_tok[d + 1] <= k:   # a text not yet begun: later
+                d += 1
+            pos = k - first_tok[d]
+            if strip:
+                while ts < te and punct[data[ts]]:
+                    ts += 1
+                while te > ts and punct[data[te - 1]]:
+                    te -= 1
+            length = te - ts
+            if length <= 0:
+                continue
+            if high:
+                if length > max_rare:
+                    continue
+                maybe_word = True
+                if not any_high_forms:
+                    i = ts
+                    while i < te and maybe_word:
+                        if data[i] < 128:
+                            i += 1
+                            continue
+                        cp, width = _char_at(data, i)
+                        maybe_word = False
+                        for c in lower_ascii:
+                            if cp == c:
+                                maybe_word = True
+                        i += width
+                if maybe_word:
+                    rare[n_rare, 0] = d
+                    rare[n_rare, 1] = pos
+                    rare[n_rare, 2] = ts
+                    rare[n_rare, 3] = te
+                    n_rare += 1
+                continue
+            code = -1
+            b0 = data[ts]
+            if 48 <= b0 <= 57 and length <= max_digits:
+                value = 0
+                for i in range(ts, te):
+                    c = data[i]
+                    if c < 48 or c > 57:
+                        value = -1
                         break
-                slot = (slot + 1) & hmask
-        if code >= 0:
-            o_doc[n_out] = d
-            o_pos[n_out] = pos
-            o_code[n_out] = code
-            n_out += 1
+                    value = value * 10 + (c - 48)
+                if value >= 0:
+                    code = bases[length] + value
+            if code < 0 and min_len <= length <= max_len and initials[b0]:
+                h = _hash_lower(data, ts, te)
+                slot = np.int64(h & np.uint64(hmask))
+                while htab[slot] >= 0:
+                    f = htab[slot]
+                    fs = form_off[f]
+                    if form_off[f + 1] - fs == length:
+                        same = True
+                        for i in range(length):
+                            if _lower(data[ts + i]) != form_bytes[fs + i]:
+                                same = False
+                                break
+                        if same:
+                            code = form_code[f]
+                            break
+                    slot = (slot + 1) & hmask
+            if code >= 0:
+                o_doc[n_out] = d
+                o_pos[n_out] = pos
+                o_code[n_out] = code
+                n_out += 1
+    while filled < n_docs:
+        first_tok[filled] = tok
+        filled += 1
     return n_out, n_rare
 
 
@@ -402,19 +380,24 @@ class CompiledFinder:
         self.bases = self.codec.bases
         # first-byte classes of a possible term: 1 digit, 2 a form's initial, 4 strippable
         self.prefix_class = self._prefix_classes(encoded, rules.number_rule == "strip-punct")
-        self._edges = self._split = np.empty(0, np.int64)
+        self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
+        self._rare = np.empty((0, 4), np.int64)
+        self._block_cand = np.empty((2, 4 * BLOCK_WORDS + 16), np.int64)
         self._present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
         self._rank = np.empty(self._present.shape[0], np.int64)
         self._word_order = self._word_orders()
-        self._leads = np.empty(0, np.int64)
 
     @staticmethod
     def _prefix_classes(forms: list[bytes], strip: bool) -> np.ndarray:
-        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_terms`: 1 a
-        digit first, 2 the start of a form (either case of each ASCII letter, as `_lower`
-        folds), 4 punctuation first under strip-punct."""
+        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_spaced_scan`: 1
+        a digit first, 2 the start of a form (either case of each ASCII letter, as `_lower`
+        folds), 4 punctuation first under strip-punct, 8 a non-ASCII byte among them (an
+        ASCII character lower-cases to ASCII, so a token whose first two characters are
+        ASCII and start no form in either case can't lower-case to a form)."""
         table = np.zeros((256, 256), np.uint8)
         table[48:58, :] |= 1
+        table[128:, :] |= 8
+        table[:, 128:] |= 8
         if strip:
             table[_PUNCT, :] |= 4
         cases = lambda b: {b, ord(chr(b).upper()), ord(chr(b).lower())} & set(range(128))  # noqa: E731
@@ -427,64 +410,39 @@ class CompiledFinder:
                         table[b0, b1] |= 2
         return table.reshape(-1)
 
-    def _scratch(self, n: int):
-        """Token bound arrays for n bytes, kept between chunks (fresh pages cost more than
-        the pass that fills them)."""
-        need = n + 2
-        if self._edges.shape[0] < need:
-            size = max(need, 2 * self._edges.shape[0])
-            self._edges, self._split = np.empty(size, np.int64), np.empty(size, np.int64)
-            self._leads = np.empty(size // 2, np.int64)
-        return self._edges, self._split, self._leads
-
-    def tokens(self, data: np.ndarray, leads: np.ndarray | None = None):
-        """(starts, ends, holds non-ASCII) of every token of `data` (valid UTF-8 ending in
-        whitespace), split exactly as str.split() does. Given `leads` (Utf8Batch), data's
-        whitespace is all ASCII. Strided views of scratch arrays: valid until the next call."""
-        edges, split, scratch_leads = self._scratch(data.shape[0])
-        if leads is None:
-            n_tok, n_leads = _edges(data, _TOKEN_BYTE, edges, scratch_leads)
-            leads = scratch_leads[:n_leads]
-        else:
-            n_tok, n_leads = _ascii_edges(data, _TOKEN_BYTE, edges), leads.shape[0]
-        starts, ends = edges[0:2 * n_tok:2], edges[1:2 * n_tok:2]
-        high = np.zeros(n_tok, np.uint8)
-        if n_leads:
-            spaced = np.zeros(n_tok, np.uint8)
-            n_spaced = _mark_high(data, leads, starts, ends, _WS_CP, high, spaced)
-            if n_spaced:
-                extra = int((ends[spaced == 1] - starts[spaced == 1]).sum())
-                if split.shape[0] < 2 * (n_tok + extra):
-                    split = self._split = np.empty(2 * (n_tok + extra), np.int64)
-                new_high = np.empty(n_tok + extra, np.uint8)
-                m = _split_spaced(data, starts, ends, high, spaced, _WS_CP, split, new_high)
-                starts, ends, high = split[0:2 * m:2], split[1:2 * m:2], new_high[:m]
-        return starts, ends, high
+    def _spaced(self, texts: list[str] | pa.Array | Utf8Batch) -> Utf8Batch:
+        """The texts as the JSON reader's buffer (only 0x20 as whitespace, PAD spaces after)."""
+        if isinstance(texts, Utf8Batch):
+            return texts
+        data, offsets = _texts_to_buffer(texts)
+        out = np.empty(data.shape[0] + PAD, np.uint8)
+        _spaced_copy(data, out)
+        return Utf8Batch(out, offsets)
 
     def scan(self, texts: list[str] | pa.Array | Utf8Batch):
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
-        if isinstance(texts, Utf8Batch):
-            data, offsets, leads = texts
-        else:
-            (data, offsets), leads = _texts_to_buffer(texts), None
+        data, offsets = self._spaced(texts)
         r = self.rules
-        starts, ends, high = self.tokens(data, leads)
-        n_tok = starts.shape[0]
-        first_tok = np.searchsorted(starts, offsets)
+        n_bytes = int(offsets[-1])
+        need = n_bytes // 2 + 16                 # a token start needs a space before it
+        if self._found.shape[1] < need:          # kept between chunks: fresh pages cost more
+            self._found = np.empty((3, max(need, 2 * self._found.shape[1])), np.int64)
+            self._rare = np.empty((self._found.shape[1], 4), np.int64)
+        doc, pos, code = self._found
+        first_tok = np.empty(offsets.shape[0], np.int64)
         strip = r.number_rule == "strip-punct"       # stripping shortens: no length filter
-        doc, pos, code = (np.empty(n_tok, np.int64) for _ in range(3))   # (untouched pages cost nothing)
-        rare = np.empty((n_tok, 4), np.int64)
-        n_out, n_rare = _terms(
-            data, starts, ends, high, first_tok, self.prefix_class,
+        n_out, n_rare = _spaced_scan(
+            data, n_bytes, offsets, self.prefix_class, first_tok, self._block_cand[0],
+            self._block_cand[1],
             *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
-            doc, pos, code, rare, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
+            doc, pos, code, self._rare, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
             r.max_digits, self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
             self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
-        doc, pos, code, rare = doc[:n_out], pos[:n_out], code[:n_out], rare[:n_rare]
+        doc, pos, code = doc[:n_out].copy(), pos[:n_out].copy(), code[:n_out].copy()
         tokens = np.diff(first_tok)
-        if rare.shape[0]:
+        if n_rare:
             raw = data.tobytes()
-            hits = [(d, p, term) for d, p, s, e in rare.tolist()
+            hits = [(d, p, term) for d, p, s, e in self._rare[:n_rare].tolist()
                     if (term := self.forms.get(raw[s:e].decode("utf-8").lower())) is not None]
             if hits:
                 doc = np.concatenate((doc, np.array([h[0] for h in hits], np.int64)))

@@ -19,20 +19,21 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from freqgap.counting.rules import NON_ASCII_WHITESPACE
+from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE
+from freqgap.counting.words import HIGH, LOW7, equal_bytes, load_u64, store_u64, trailing_zeros
 
 MAX_DEPTH = 512
+PAD = 24        # spaces after a Utf8Batch's texts
 
 
 class Utf8Batch(NamedTuple):
-    """Texts as the finder's buffer: UTF-8 bytes, each text followed by one space; offsets.
-    With `leads` (from the JSON reader), non-ASCII whitespace was written as ASCII spaces
-    and leads are the positions of the other non-ASCII characters: the finder then needs
-    no look at non-ASCII bytes to split tokens."""
+    """Texts as the compiled finder's buffer: UTF-8 bytes, each text followed by one space,
+    every whitespace character written as spaces of its UTF-8 length (tokens split the
+    same), so byte 0x20 is its only whitespace; PAD more spaces after the last text (passes
+    that read 8 bytes at a time may read past it). Text i is data[offsets[i]:offsets[i + 1]]."""
 
     data: np.ndarray
     offsets: np.ndarray
-    leads: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
@@ -71,6 +72,12 @@ _WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
 _PLAIN = np.zeros(256, np.uint8)
 _PLAIN[32:128] = 1
 _PLAIN[[34, 92]] = 0
+_ASCII_WS = np.zeros(128, np.bool_)
+_ASCII_WS[[ord(c) for c in ASCII_WHITESPACE]] = True
+# Byte patterns for `_first_special`: adding 0x60 sets the high bit of bytes >= 0x20.
+_CONTROL = np.uint64(0x6060606060606060)
+_QUOTES = np.uint64(0x2222222222222222)
+_BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
 
 
 @njit(cache=True)
@@ -102,18 +109,15 @@ def _utf8_char(buf, p, end):
 
 
 @njit(cache=True, inline="always")
-def _put(out, o, cp, leads, nl, mark):
+def _put(out, o, cp, mark):
     """Write code point cp >= 0x80 as UTF-8 at out[o:]; with `mark`, non-ASCII whitespace
-    as as many ASCII spaces (same length: tokens split the same) and other characters'
-    lead positions into leads. Returns (new o, new nl)."""
+    as as many ASCII spaces (same length: tokens split the same). Returns the new o."""
     width = 2 if cp < 0x800 else (3 if cp < 0x10000 else 4)
     if mark:
         if cp < _WS_CP.shape[0] and _WS_CP[cp]:
             for k in range(width):
                 out[o + k] = 32
-            return o + width, nl
-        leads[nl] = o
-        nl += 1
+            return o + width
     if width == 2:
         out[o] = 0xC0 | (cp >> 6)
     elif width == 3:
@@ -124,28 +128,37 @@ def _put(out, o, cp, leads, nl, mark):
         out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
         out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
     out[o + width - 1] = 0x80 | (cp & 0x3F)
-    return o + width, nl
+    return o + width
+
+
+@njit(cache=True, inline="always")
+def _first_special(x):
+    """8 bytes of a JSON string as a uint64 -> index of the first byte that is not plain
+    (a control character, '"', '\\' or non-ASCII), or 8: a few integer operations for
+    all 8 (see words.py)."""
+    low = x & LOW7
+    special = (x | ~(low + _CONTROL) | equal_bytes(x, _QUOTES) | equal_bytes(x, _BACKSLASHES)) & HIGH
+    return trailing_zeros(special) >> 3
 
 
 @njit(cache=True)
-def _string(buf, p, end, out, o, leads, nl, mark):
+def _string(buf, p, end, out, o, mark):
     """Parse the string at p (an opening quote), checking its UTF-8 as Python's decoder
     does (the only place a valid record holds non-ASCII bytes). Writes the decoded UTF-8 to
-    out[o:] when o >= 0 (with `mark`: see `_put`). Returns (position after the closing
-    quote, new o, had escapes, new nl) or p = -1. Plain bytes take a tight copy loop: this
-    is most of the reader's time."""
+    out[o:] when o >= 0; with `mark` (the text), every whitespace character as spaces (ASCII
+    ones from escapes here, the others in `_put`: raw control characters are not JSON).
+    Returns (position after the closing quote, new o, had escapes) or p = -1.
+    Plain bytes go 8 at a time (one load, test and store): this is most of the reader's
+    time."""
     p += 1
     escaped = False
     while p < end:
         if o >= 0:
-            # 8 bytes a step: all copied, then advanced to the first that is not plain
-            # (no branch per byte; out stays ahead of nothing: o <= p, so out[o + 7] fits).
+            # out stays behind buf (o <= p), so a word stored at o always fits
             while p + 8 <= end:
-                f = 8
-                for k in range(7, -1, -1):
-                    c = buf[p + k]
-                    out[o + k] = c
-                    f = k if _PLAIN[c] == 0 else f
+                x = load_u64(buf, p)
+                store_u64(out, o, x)
+                f = _first_special(x)
                 p += f
                 o += f
                 if f < 8:
@@ -155,23 +168,28 @@ def _string(buf, p, end, out, o, leads, nl, mark):
                 o += 1
                 p += 1
         else:
+            while p + 8 <= end:
+                f = _first_special(load_u64(buf, p))
+                p += f
+                if f < 8:
+                    break
             while p < end and _PLAIN[buf[p]]:
                 p += 1
         if p >= end:
-            return -1, o, escaped, nl
+            return -1, o, escaped
         c = buf[p]
         if c == 34:
-            return p + 1, o, escaped, nl
+            return p + 1, o, escaped
         if c >= 128:
             width = _utf8_char(buf, p, end)
             if width == 0:
-                return -1, o, escaped, nl
+                return -1, o, escaped
             if o >= 0:
                 if mark:
                     cp = np.int64(c) & (0x1F if width == 2 else (0x0F if width == 3 else 0x07))
                     for k in range(1, width):
                         cp = (cp << 6) | (buf[p + k] & 0x3F)
-                    o, nl = _put(out, o, cp, leads, nl, mark)
+                    o = _put(out, o, cp, mark)
                 else:
                     for k in range(width):
                         out[o + k] = buf[p + k]
@@ -181,43 +199,43 @@ def _string(buf, p, end, out, o, leads, nl, mark):
         if c == 92:
             escaped = True
             if p + 1 >= end:
-                return -1, o, escaped, nl
+                return -1, o, escaped
             e = buf[p + 1]
-            if e == 117:
+            if e == 110:                                   # \n, the usual one
+                v = 10
+            elif e == 117:
                 if p + 5 >= end:
-                    return -1, o, escaped, nl
+                    return -1, o, escaped
                 cp = _hex4(buf, p + 2)
                 if cp < 0 or 0xD800 <= cp <= 0xDFFF:
-                    return -1, o, escaped, nl
+                    return -1, o, escaped
                 if o >= 0:
                     if cp < 0x80:
-                        out[o] = cp
+                        out[o] = 32 if mark and _ASCII_WS[cp] else cp
                         o += 1
                     else:
-                        o, nl = _put(out, o, cp, leads, nl, mark)
+                        o = _put(out, o, cp, mark)
                 p += 6
                 continue
-            if e == 34 or e == 92 or e == 47:
+            elif e == 34 or e == 92 or e == 47:
                 v = e
             elif e == 98:
                 v = 8
             elif e == 102:
                 v = 12
-            elif e == 110:
-                v = 10
             elif e == 114:
                 v = 13
             elif e == 116:
                 v = 9
             else:
-                return -1, o, escaped, nl
+                return -1, o, escaped
             if o >= 0:
-                out[o] = v
+                out[o] = 32 if mark and _ASCII_WS[v] else v
                 o += 1
             p += 2
             continue
-        return -1, o, escaped, nl        # a control character
-    return -1, o, escaped, nl
+        return -1, o, escaped        # a control character
+    return -1, o, escaped
 
 
 @njit(cache=True)
@@ -267,12 +285,12 @@ _NULL = np.frombuffer(b"null", np.uint8).copy()
 
 
 @njit(cache=True)
-def _skip_name(buf, p, end, out, leads):
+def _skip_name(buf, p, end, out):
     """Skip an object member's `"name":` at p (not decoded): the position after the colon,
     or -1 where the bytes are not a name and a colon."""
     if p >= end or buf[p] != 34:
         return -1
-    p, _, _, _ = _string(buf, p, end, out, -1, leads, 0, False)
+    p, _, _ = _string(buf, p, end, out, -1, False)
     if p < 0:
         return -1
     p = _ws(buf, p, end)
@@ -282,7 +300,7 @@ def _skip_name(buf, p, end, out, leads):
 
 
 @njit(cache=True)
-def _value(buf, p, end, stack, t, f, n, out, leads):
+def _value(buf, p, end, stack, t, f, n, out):
     """Skip (and validate) one JSON value at p; the position after it, or -1."""
     depth = 0
     while True:
@@ -302,12 +320,12 @@ def _value(buf, p, end, stack, t, f, n, out, leads):
                 stack[depth] = c
                 depth += 1
                 if c == 123:
-                    p = _skip_name(buf, p, end, out, leads)
+                    p = _skip_name(buf, p, end, out)
                     if p < 0:
                         return -1
                 continue
         elif c == 34:
-            p, _, _, _ = _string(buf, p, end, out, -1, leads, 0, False)
+            p, _, _ = _string(buf, p, end, out, -1, False)
         elif c == 116:
             p = _literal(buf, p, end, t)
         elif c == 102:
@@ -330,7 +348,7 @@ def _value(buf, p, end, stack, t, f, n, out, leads):
             if c == 44:
                 p = _ws(buf, p + 1, end)
                 if top == 123:
-                    p = _skip_name(buf, p, end, out, leads)
+                    p = _skip_name(buf, p, end, out)
                     if p < 0:
                         return -1
                 break
@@ -353,24 +371,24 @@ def _key_is(buf, out, in_out, s, e, word):
 
 
 @njit(cache=True)
-def _key(buf, p, end, out, o, leads):
+def _key(buf, p, end, out, o):
     """Parse a key at p: (position after it, whether its decoded bytes are in out, their
     bounds). An escaped key is decoded into out[o:] as scratch space (overwritten by later
     texts)."""
-    q, o2, escaped, _ = _string(buf, p, end, out, -1, leads, 0, False)
+    q, o2, escaped = _string(buf, p, end, out, -1, False)
     if q < 0 or not escaped:
         return q, False, p + 1, q - 1
-    q, o2, escaped, _ = _string(buf, p, end, out, o, leads, 0, False)
+    q, o2, escaped = _string(buf, p, end, out, o, False)
     return q, True, o, o2
 
 
 @njit(cache=True)
-def _member(buf, p, end, out, o, leads):
+def _member(buf, p, end, out, o):
     """Parse `"key":` at p (an object member's name and colon): (position of its value,
     and the key as `_key` gives it), or position -1 where the bytes are not that."""
     if p >= end or buf[p] != 34:
         return -1, False, 0, 0
-    p, in_out, ks, ke = _key(buf, p, end, out, o, leads)
+    p, in_out, ks, ke = _key(buf, p, end, out, o)
     if p < 0:
         return -1, False, 0, 0
     p = _ws(buf, p, end)
@@ -395,16 +413,15 @@ def _after_member(buf, p, end):
 
 
 @njit(cache=True)
-def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, blank, sub_s,
+def _extract(buf, text_key, meta_key, subset_key, out, out_off, starts, blank, sub_s,
              sub_e, stack, t, f, n):
     """Texts of the JSON records (lines) of buf into out (each + a space; out_off: per text;
-    non-ASCII whitespace as ASCII spaces and the other non-ASCII characters' positions in
-    leads, see `_put`), subset slices into sub_s/sub_e (-1: none), blank[i] = 1 for a line
-    of JSON whitespace only (it has no text), starts[i]: where line i starts. Returns (the index of the first record
-    outside the plain case, or -1 when all are plain; lines; texts; leads)."""
+    every whitespace character as spaces, see `_string`), subset slices into sub_s/sub_e
+    (-1: none), blank[i] = 1 for a line of JSON whitespace only (it has no text), starts[i]:
+    where line i starts. Returns (the index of the first record outside the plain case, or
+    -1 when all are plain; lines; texts)."""
     o = 0
     nt = 0
-    nl = 0
     end = buf.shape[0]
     p = 0
     i = 0
@@ -418,33 +435,33 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, b
             blank[i] = 1
             i += 1
             if p >= end:
-                return -1, i, nt, nl
+                return -1, i, nt
             p += 1
             continue
         if buf[p] != 123:
-            return i, i, nt, nl
+            return i, i, nt
         p = _ws(buf, p + 1, end)
         have_text = False
         have_meta = False
         if p < end and buf[p] == 125:
-            return i, i, nt, nl                        # {}: no text
+            return i, i, nt                        # {}: no text
         while True:
-            p, in_out, ks, ke = _member(buf, p, end, out, o, leads)
+            p, in_out, ks, ke = _member(buf, p, end, out, o)
             if p < 0:
-                return i, i, nt, nl
+                return i, i, nt
             if _key_is(buf, out, in_out, ks, ke, text_key):
                 if have_text or buf[p] != 34:
-                    return i, i, nt, nl
+                    return i, i, nt
                 have_text = True
-                p, o, _, nl = _string(buf, p, end, out, o, leads, nl, True)
+                p, o, _ = _string(buf, p, end, out, o, True)
                 if p < 0:
-                    return i, i, nt, nl
+                    return i, i, nt
                 out[o] = 32
                 o += 1
                 out_off[nt + 1] = o
             elif meta_key.shape[0] and _key_is(buf, out, in_out, ks, ke, meta_key):
                 if have_meta:
-                    return i, i, nt, nl
+                    return i, i, nt
                 have_meta = True
                 if buf[p] == 123:
                     q = _ws(buf, p + 1, end)
@@ -453,52 +470,52 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, leads, starts, b
                     else:
                         have_name = False
                         while True:
-                            q, m_out, ms, me = _member(buf, q, end, out, o, leads)
+                            q, m_out, ms, me = _member(buf, q, end, out, o)
                             if q < 0:
-                                return i, i, nt, nl
+                                return i, i, nt
                             if _key_is(buf, out, m_out, ms, me, subset_key):
                                 if have_name:
-                                    return i, i, nt, nl
+                                    return i, i, nt
                                 have_name = True
                                 if buf[q] == 34:
                                     vs = q
-                                    q, _, escaped, _ = _string(buf, q, end, out, -1, leads, 0, False)
+                                    q, _, escaped = _string(buf, q, end, out, -1, False)
                                     if q < 0:
-                                        return i, i, nt, nl
+                                        return i, i, nt
                                     sub_s[i] = vs          # the JSON string, quotes included
                                     sub_e[i] = q
                                 else:
-                                    q = _value(buf, q, end, stack, t, f, n, out, leads)
+                                    q = _value(buf, q, end, stack, t, f, n, out)
                             else:
-                                q = _value(buf, q, end, stack, t, f, n, out, leads)
+                                q = _value(buf, q, end, stack, t, f, n, out)
                             if q < 0:
-                                return i, i, nt, nl
+                                return i, i, nt
                             state, q = _after_member(buf, q, end)
                             if state == 1:
                                 continue
                             if state == 0:
                                 p = q
                                 break
-                            return i, i, nt, nl
+                            return i, i, nt
                 else:
-                    p = _value(buf, p, end, stack, t, f, n, out, leads)
+                    p = _value(buf, p, end, stack, t, f, n, out)
             else:
-                p = _value(buf, p, end, stack, t, f, n, out, leads)
+                p = _value(buf, p, end, stack, t, f, n, out)
             if p < 0:
-                return i, i, nt, nl
+                return i, i, nt
             state, p = _after_member(buf, p, end)
             if state == 1:
                 continue
             if state == 0:
                 break
-            return i, i, nt, nl
+            return i, i, nt
         p = _ws(buf, p, end)
         if not have_text or (p < end and buf[p] != 10):
-            return i, i, nt, nl
+            return i, i, nt
         nt += 1
         i += 1
         if p >= end:
-            return -1, i, nt, nl
+            return -1, i, nt
         p += 1
 
 
@@ -525,10 +542,9 @@ def _scratch(scratch: dict | None, n: int):
     if scratch is not None and scratch.get("n", -1) >= n:
         return scratch["arrays"]
     size = n if scratch is None else max(n, 2 * scratch.get("n", 0))
-    arrays = (np.empty(size + 16, np.uint8),      # texts + spaces never outgrow the records
-              np.empty(size // 8 + 2, np.int64),  # a record with a text takes at least 11 bytes
-              np.empty(size // 2 + 1, np.int64),
-              np.empty(size + 1, np.uint8),       # (untouched pages cost nothing)
+    arrays = (np.empty(size + PAD + 8, np.uint8),  # texts + spaces never outgrow the records
+              np.empty(size // 8 + 2, np.int64),   # a record with a text takes at least 11 bytes
+              np.empty(size + 1, np.uint8),        # (untouched pages cost nothing)
               *(np.empty(size + 1, np.int64) for _ in range(3)))
     if scratch is not None:
         scratch.update(n=size, arrays=arrays)
@@ -545,12 +561,12 @@ def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
     if "." in text_field or subset_field not in (None, "meta.pile_set_name"):
         return None
     n = buf.shape[0]
-    out, out_off, leads, blank, starts, sub_s, sub_e = _scratch(scratch, n)
+    out, out_off, blank, starts, sub_s, sub_e = _scratch(scratch, n)
     out_off[0] = 0
     meta = np.frombuffer(b"meta" if subset_field else b"", np.uint8).copy()
-    bad, n_lines, n_texts, n_leads = _extract(
+    bad, n_lines, n_texts = _extract(
         buf, np.frombuffer(text_field.encode(), np.uint8).copy(), meta,
-        np.frombuffer(b"pile_set_name", np.uint8).copy(), out, out_off, leads, starts, blank, sub_s,
+        np.frombuffer(b"pile_set_name", np.uint8).copy(), out, out_off, starts, blank, sub_s,
         sub_e, np.empty(MAX_DEPTH, np.uint8), _TRUE, _FALSE, _NULL)
     if bad >= 0:
         return None
@@ -565,8 +581,9 @@ def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
             name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
             subsets[name] = subsets.get(name, 0) + count
     out_off = out_off[:n_texts + 1]
-    return (Utf8Batch(out[:out_off[-1]], out_off, leads[:n_leads]), subsets, blank[:n_lines],
-            starts[:n_lines])
+    n_bytes = int(out_off[-1])
+    out[n_bytes:n_bytes + PAD] = 32
+    return Utf8Batch(out[:n_bytes + PAD], out_off), subsets, blank[:n_lines], starts[:n_lines]
 
 
 def extract_texts(payloads: list[bytes], text_field: str, subset_field: str | None):

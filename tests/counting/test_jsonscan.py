@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from freqgap.counting.jsonscan import extract_texts
+from freqgap.counting.jsonscan import PAD, extract_texts
 from freqgap.counting.records import RecordError, parse_record
 
 
 def spaced(text: str) -> str:
-    """The text as the finder's buffer holds it: non-ASCII whitespace as ASCII spaces of the
-    same UTF-8 length (tokens split the same)."""
-    return "".join(" " * len(c.encode()) if c.isspace() and ord(c) >= 128 else c for c in text)
+    """The text as the finder's buffer holds it: every whitespace character (str.split's) as
+    ASCII spaces of the same UTF-8 length (tokens split the same)."""
+    return "".join(" " * len(c.encode()) if c.isspace() else c for c in text)
 
 
 def python_path(payloads):
@@ -33,7 +33,9 @@ def compiled(payloads):
     if got is None:
         return None
     batch, subsets = got
-    assert batch.leads.tolist() == np.flatnonzero(batch.data >= 0xC0).tolist()   # every other non-ASCII character
+    n = batch.offsets[-1]
+    assert not np.isin(batch.data[:n], np.frombuffer(b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", np.uint8)).any()
+    assert batch.data.shape[0] == n + PAD and (batch.data[n:] == 32).all()
     raw = batch.data.tobytes()
     texts = [raw[batch.offsets[i]:batch.offsets[i + 1] - 1].decode("utf-8") for i in range(len(batch))]
     return texts, subsets
@@ -123,8 +125,8 @@ def test_specials_at_every_offset_of_the_8_byte_copy(special):
 @given(st.lists(st.tuples(st.text(alphabet=st.sampled_from(["a", "5", " ", "\u00a0", "\u3000", "\u2028", "\u2000", "\x85", "\u200b",
                                                             "\u00e9", "\u20ac", "\U0001f600", "\n", '"', "\\", "\x1c"]),
                                   max_size=30), st.booleans()), min_size=1, max_size=5))
-def test_whitespace_becomes_spaces_and_leads_mark_the_rest(records):
-    """Raw and escaped non-ASCII whitespace become ASCII spaces of the same length; every
-    other non-ASCII character, raw or escaped, is in leads (checked in `compiled`)."""
+def test_whitespace_becomes_spaces(records):
+    """Whitespace, raw or escaped, ASCII or not, becomes ASCII spaces of the same UTF-8
+    length, and the buffer ends in PAD spaces (checked in `compiled`)."""
     got = check([json.dumps({"text": t}, ensure_ascii=a).encode() for t, a in records])
     assert got is not None or any(a and "\U0001f600" in t for t, a in records)   # \ud83d\ude00: Python's

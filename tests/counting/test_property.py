@@ -49,3 +49,29 @@ def test_compiled_partial_keys_equal_numpy_ones(texts, rules, max_order):
     got, got_tokens = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
     as_dict = lambda parts: {k: dict(zip(v[0].tolist(), v[1].tolist())) for k, v in parts.items()}  # noqa: E731
     assert as_dict(got) == as_dict(want) and got_tokens.tolist() == want_tokens.tolist()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), rules=RULES, ascii_json=st.booleans())
+def test_compiled_finder_on_the_json_readers_buffer_equals_reference(texts, rules, ascii_json):
+    """The path a real task takes: JSON Lines -> the compiled reader's buffer (whitespace as
+    spaces, padded) -> the word-at-a-time token pass; raw UTF-8 and \\u escapes alike."""
+    import json
+
+    from freqgap.counting.engine import term_finder
+    from freqgap.counting.jsonscan import extract_texts
+    from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
+
+    payloads = [json.dumps({"text": t}, ensure_ascii=ascii_json).encode() for t in texts]
+    got = extract_texts(payloads, "text", None) if payloads else None
+    if got is None:                      # e.g. a lone surrogate: the Python path takes it
+        return
+    occ = term_finder(rules, "numba")(got[0])
+    ref = count_texts(texts, rules)
+    ids, c = unigram_counts(occ)
+    assert {occ.terms[i]: int(n) for i, n in zip(ids, c)} == dict(ref.unigrams)
+    keys, c = pair_counts(occ, rules.window)
+    assert {(occ.terms[a], occ.terms[b]): int(n) for (a, b), n in zip(keys, c)} == dict(ref.pairs)
+    keys, c = triple_counts(occ, rules.window)
+    assert {tuple(occ.terms[x] for x in k): int(n) for k, n in zip(keys, c)} == dict(ref.triples)
+    assert occ.tokens_per_doc.tolist() == [len(t.split()) for t in texts]
