@@ -205,3 +205,12 @@ def test_compiled_string_order_of_codes_is_python_string_order(max_digits):
     names = codec.decode(codes).to_pylist()
     by_key = [names[i] for i in np.argsort(finder._string_order(codes), kind="stable")]
     assert by_key == sorted(names)
+
+
+def test_every_whitespace_character_is_below_the_scanned_range():
+    """rules.PY_WHITESPACE scans code points below WHITESPACE_BELOW only (import time):
+    this Python's whole Unicode database has no whitespace above it."""
+    from freqgap.counting.rules import PY_WHITESPACE, WHITESPACE_BELOW
+
+    assert "".join(c for c in map(chr, range(0x110000)) if c.isspace()) == PY_WHITESPACE
+    assert len(PY_WHITESPACE) == 29 and max(map(ord, PY_WHITESPACE)) < WHITESPACE_BELOW
