@@ -22,7 +22,7 @@ from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.jsonscan import PAD, Utf8Batch
-from freqgap.counting.words import HIGH, count_high_bits, equal_bytes, load_u64, trailing_zeros
+from freqgap.counting.words import HIGH, count_high_bits, equal_bytes, load_u16, load_u64, trailing_zeros
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
 
@@ -143,7 +143,7 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
             for _ in range(2):
                 present = np.int64(s != np.uint64(0))
                 i = base + (trailing_zeros(s) >> 3)       # base + 8 when s == 0 (padding)
-                c = prefix_class[(np.int64(data[i]) << 8) | data[i + 1]]
+                c = prefix_class[load_u16(data, i)]
                 cand_at[nc] = i
                 cand_tok[nc] = tok
                 nc += present & np.int64(c != 0)
@@ -151,7 +151,7 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
                 s &= s - np.uint64(present)
             while s:
                 i = base + (trailing_zeros(s) >> 3)
-                if prefix_class[(np.int64(data[i]) << 8) | data[i + 1]]:
+                if prefix_class[load_u16(data, i)]:
                     cand_at[nc] = i
                     cand_tok[nc] = tok
                     nc += 1
@@ -165,7 +165,7 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
             while data[te] != 32:
                 high |= data[te] >> 7
                 te += 1
-            c = prefix_class[(np.int64(data[ts]) << 8) | data[ts + 1]]
+            c = prefix_class[load_u16(data, ts)]
             length = te - ts
             if not (((c & 1) and length <= cand_digits) or ((c & 2) and cand_min <= length <= cand_max)
                     or (c & 4) or high):
@@ -389,7 +389,7 @@ class CompiledFinder:
 
     @staticmethod
     def _prefix_classes(forms: list[bytes], strip: bool) -> np.ndarray:
-        """Classes of a token's first two bytes (index b0 << 8 | b1) for `_spaced_scan`: 1
+        """Classes of a token's first two bytes (index b1 << 8 | b0) for `_spaced_scan`: 1
         a digit first, 2 the start of a form (either case of each ASCII letter, as `_lower`
         folds), 4 punctuation first under strip-punct, 8 a non-ASCII byte among them (an
         ASCII character lower-cases to ASCII, so a token whose first two characters are
@@ -408,7 +408,7 @@ class CompiledFinder:
                 else:
                     for b1 in cases(f[1]):
                         table[b0, b1] |= 2
-        return table.reshape(-1)
+        return np.ascontiguousarray(table.T).reshape(-1)    # index b1 << 8 | b0: `load_u16`
 
     def _spaced(self, texts: list[str] | pa.Array | Utf8Batch) -> Utf8Batch:
         """The texts as the JSON reader's buffer (only 0x20 as whitespace, PAD spaces after)."""

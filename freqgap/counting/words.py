@@ -14,7 +14,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # index of the lowest set bit, 64 for 0
 from numba.extending import intrinsic
 
-__all__ = ["HIGH", "LOW7", "ONES", "load_u64", "store_u64", "equal_bytes", "count_high_bits",
+__all__ = ["HIGH", "LOW7", "ONES", "load_u16", "load_u64", "store_u64", "equal_bytes", "count_high_bits",
            "trailing_zeros"]
 
 # SWAR constants: the high bit, the low 7 bits and 1 in every byte.
@@ -23,10 +23,10 @@ LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 ONES = np.uint64(0x0101010101010101)
 
 
-def _word_pointer(context, builder, signature, args):
+def _word_pointer(context, builder, signature, args, bits=64):
     ary = context.make_array(signature.args[0])(context, builder, args[0])
     index = context.cast(builder, args[1], signature.args[1], types.intp)
-    return builder.bitcast(builder.gep(ary.data, [index]), ir.IntType(64).as_pointer())
+    return builder.bitcast(builder.gep(ary.data, [index]), ir.IntType(bits).as_pointer())
 
 
 @intrinsic
@@ -38,6 +38,18 @@ def load_u64(typingctx, arr, i):
     def codegen(context, builder, signature, args):
         return builder.load(_word_pointer(context, builder, signature, args), align=1)
     return types.uint64(arr, i), codegen
+
+
+@intrinsic
+def load_u16(typingctx, arr, i):
+    """arr[i] | arr[i + 1] << 8 (two bytes in one load)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = builder.load(_word_pointer(context, builder, signature, args, 16), align=1)
+        return builder.zext(value, ir.IntType(64))
+    return types.int64(arr, i), codegen
 
 
 @intrinsic
