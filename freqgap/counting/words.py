@@ -14,7 +14,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # index of the lowest set bit, 64 for 0
 from numba.extending import intrinsic
 
-__all__ = ["HIGH", "LOW7", "ONES", "load_u16", "load_u64", "store_u64", "equal_bytes", "count_high_bits",
+__all__ = ["HIGH", "LOW7", "ONES", "count_byte", "load_u16", "load_u64", "store_u64", "equal_bytes", "count_high_bits",
            "trailing_zeros"]
 
 # SWAR constants: the high bit, the low 7 bits and 1 in every byte.
@@ -77,3 +77,19 @@ def equal_bytes(x, pattern):
 def count_high_bits(bits):
     """How many bytes of `bits` have their high bit set (bits: high bits only)."""
     return np.int64(((bits >> np.uint64(7)) * ONES) >> np.uint64(56))
+
+
+@njit(cache=True)
+def count_byte(data, byte):
+    """How many bytes of data (uint8) equal `byte` (< 0x80), 8 at a time."""
+    n = data.shape[0]
+    pattern = np.uint64(byte) * ONES
+    count = 0
+    i = 0
+    while i + 8 <= n:
+        count += count_high_bits(equal_bytes(load_u64(data, i), pattern))
+        i += 8
+    while i < n:
+        count += data[i] == byte
+        i += 1
+    return count

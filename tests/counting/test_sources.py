@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from hypothesis import given, settings, strategies as st
 import zstandard
 
 from freqgap.counting.sources import BadInputError, iter_lines, list_inputs, iter_parquet_texts
@@ -100,3 +101,11 @@ def test_parse_record_names_the_reason(raw, reason):
 
     with pytest.raises(RecordError, match=reason):
         parse_record(raw, "text", "meta.pile_set_name")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=70))
+def test_newline_count_is_bytes_count(data):
+    from freqgap.counting.sources import newline_count
+
+    assert newline_count(data) == data.count(b"\n")
