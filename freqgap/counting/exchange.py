@@ -80,21 +80,15 @@ def sum_runs(parts: Sequence[tuple[np.ndarray, np.ndarray]],
              engine: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact sums of runs of strictly increasing keys with their counts: one run of
     strictly increasing keys. With numba, a balanced tree of linear two-way merges
-    (`engine.run_merger`, as KeySums merges); else one stable sort of the concatenation
-    (timsort) and a reduceat. Both give the same arrays."""
+    (`engine.run_merger`, as KeySums merges: 4 runs of 0.8 M keys in 0.05 CPU-s instead of
+    0.15-0.19); else one sort of the concatenation (`partials.sum_by_key`; a stable sort,
+    timsort, was no faster on such runs). Both give the same arrays."""
     parts = [(k, c) for k, c in parts if k.size]
-    if not parts:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    merge = run_merger(engine) if len(parts) > 1 else None
+    if len(parts) <= 1:
+        return parts[0] if parts else (np.empty(0, np.int64), np.empty(0, np.int64))
+    merge = run_merger(engine)
     if merge is None:
-        if len(parts) == 1:
-            return parts[0]
-        keys = np.concatenate([k for k, _ in parts])
-        counts = np.concatenate([c for _, c in parts])
-        order = np.argsort(keys, kind="stable")
-        keys, counts = keys[order], counts[order]
-        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        return keys[starts], np.add.reduceat(counts, starts)
+        return sum_by_key(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))
     while len(parts) > 1:
         merged = [merge(*parts[i], *parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
         parts = merged + parts[len(merged) * 2:]
