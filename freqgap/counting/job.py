@@ -13,8 +13,9 @@ Two kinds of Spark jobs, both plain RDD `parallelize(...).mapPartitions(...)` ov
 workers: a group's count tasks (one per file: zstd is not splittable; when a group has fewer
 files than half the cores its lines are spread over all cores first, so one 15 GB shard
 does not pin the run to one core), then one reduce job whose tasks each sum a key range
-(cut at quantiles of the runs' index keys) over every run file and write their part of the tables. The JVM schedules and
-carries one small result per task; it never touches a per-key row.
+(cut at quantiles of the runs' index keys) over every run file and write their part of
+the tables. The JVM schedules and carries one small result per task; it never touches a
+per-key row.
 """
 
 from __future__ import annotations

@@ -37,8 +37,13 @@ def _task(tmp_path, name, parts) -> exchange.TaskResult:
 
 
 def _in(keys, lo, hi):
-    return ((lo is None) | (keys >= (lo if lo is not None else 0))) & \
-        ((hi is None) | (keys < (hi if hi is not None else 0)))
+    """Which keys are in [lo, hi) (None: unbounded)."""
+    inside = np.ones(keys.size, dtype=bool)
+    if lo is not None:
+        inside &= keys >= lo
+    if hi is not None:
+        inside &= keys < hi
+    return inside
 
 
 def _check_ranges(ranges):
