@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from freqgap.counting.rules import TermRules
-from tests.counting.test_rules import vectorised
+from tests.counting.test_rules import occurrence_counts, vectorised
 from freqgap.counting.reference import count_texts
 
 TOKENS = st.sampled_from([
@@ -60,7 +60,6 @@ def test_compiled_finder_on_the_json_readers_buffer_equals_reference(texts, rule
 
     from freqgap.counting.engine import term_finder
     from freqgap.counting.jsonscan import extract_texts
-    from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
     payloads = [json.dumps({"text": t}, ensure_ascii=ascii_json).encode() for t in texts]
     got = extract_texts(payloads, "text", None) if payloads else None
@@ -68,10 +67,40 @@ def test_compiled_finder_on_the_json_readers_buffer_equals_reference(texts, rule
         return
     occ = term_finder(rules, "numba")(got[0])
     ref = count_texts(texts, rules)
-    ids, c = unigram_counts(occ)
-    assert {occ.terms[i]: int(n) for i, n in zip(ids, c)} == dict(ref.unigrams)
-    keys, c = pair_counts(occ, rules.window)
-    assert {(occ.terms[a], occ.terms[b]): int(n) for (a, b), n in zip(keys, c)} == dict(ref.pairs)
-    keys, c = triple_counts(occ, rules.window)
-    assert {tuple(occ.terms[x] for x in k): int(n) for k, n in zip(keys, c)} == dict(ref.triples)
+    assert occurrence_counts(occ, rules) == (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
     assert occ.tokens_per_doc.tolist() == [len(t.split()) for t in texts]
+
+
+@pytest.mark.parametrize("through_json", [False, True])
+def test_compiled_finder_across_its_32k_blocks(through_json):
+    """Texts far longer than the finder's block (BLOCK_WORDS words): terms and long tokens
+    (non-ASCII too) on both sides of every block boundary, a text starting mid-block."""
+    import json
+    import random
+
+    from freqgap.counting.compiled import BLOCK_WORDS
+    from freqgap.counting.engine import term_finder
+    from freqgap.counting.jsonscan import extract_texts
+
+    block = 8 * BLOCK_WORDS
+    rng = random.Random(7)
+    words = ["5", "12", "hour", "Days", "x", "wee\u212a", "é", "7\u00a05", "decade,", "a" * 40]
+    texts = []
+    for length in (block - 3, 3 * block + 11, 5 * block // 2):
+        parts, size = [], 0
+        while size < length:
+            w = rng.choice(words) if rng.random() < 0.97 else "9" * rng.randrange(1, 3 * block // 2)
+            parts.append(w)
+            size += len(w.encode()) + 1
+        texts.append(rng.choice([" ", "\n", "\u3000"]).join(parts))
+    texts.insert(1, "1 2 3")
+    rules = TermRules(window=5)
+    ref = count_texts(texts, rules)
+    want = (dict(ref.unigrams), dict(ref.pairs), dict(ref.triples))
+    if through_json:
+        batch, _ = extract_texts([json.dumps({"text": t}).encode() for t in texts], "text", None)
+        occ = term_finder(rules, "numba")(batch)
+        assert occ.tokens_per_doc.tolist() == [len(t.split()) for t in texts]
+        assert occurrence_counts(occ, rules) == want
+    else:
+        assert vectorised(texts, rules, "numba") == want

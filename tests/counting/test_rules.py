@@ -17,6 +17,11 @@ from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
 def vectorised(texts, rules, engine="numpy"):
     occ = term_finder(rules, engine)(texts) if engine != "numpy" else find_terms(texts, rules)
+    return occurrence_counts(occ, rules)
+
+
+def occurrence_counts(occ, rules):
+    """(unigram, pair, triple) dicts by term names of a finder's TermOccurrences."""
     ids, c = unigram_counts(occ)
     uni = {occ.terms[i]: int(n) for i, n in zip(ids, c)}
     keys, c = pair_counts(occ, rules.window)
