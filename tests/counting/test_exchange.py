@@ -324,3 +324,10 @@ def test_parts_in_key_order_are_written_as_one_run(tmp_path):
     k, c = exchange.read_run(uri)
     assert np.array_equal(k, keys[:20])
     assert np.array_equal(c, counts[:20] + np.where((np.arange(20) >= 5) & (np.arange(20) < 10), counts[:20], 0))
+
+
+def test_all_equal_kinds_of_a_count_batch():
+    """partials._count_batch's dictionary-encoded kind column is one kind without a compare."""
+    batch = partials._count_batch("t", np.arange(5, dtype=np.int64), np.ones(5, np.int64))
+    assert exchange._all_equal(batch.column(0), "t") and not exchange._all_equal(batch.column(0), "p")
+    assert batch.to_pydict()["kind"] == ["t"] * 5
