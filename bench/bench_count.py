@@ -20,7 +20,9 @@ For each corpus and layout:
 
 Fixed costs are reported apart: a cold run on a 2,000-line file (JVM + session start,
 planning, commit), and numba's compile time (a fresh process with an empty cache).
-Single-process rates are medians of 3 (1 with --quick).
+Rates are medians of 3 (1 with --quick). The task code and the warm job, and W = 10 beside
+W = 5, are measured in alternation, so that a drift of the machine's speed over the minutes
+of a sitting (up to a third on the development VM) does not land on one side of a ratio.
 """
 
 from __future__ import annotations
@@ -266,25 +268,30 @@ def main() -> int:
             files = sorted((root / layout).glob("*.jsonl.zst"))
             mb = _mb(files)
             row = {"files": len(files), "mb": mb, "reference": ref, "zstd": zstd_rate(files)}
-            row["task_numba"] = median_rate(lambda: task_code_rate(files, mb, rules5, "numba"), runs)
             row["task_numpy"] = task_code_rate(files, mb, rules5, "numpy")
             cw, cc = cold_run(root / layout, WORK / "out-cold", args.cores)
             row["cold"], row["cold_wall"], row["cold_cpu"] = mb / cc, cw, cc
             cw, cc = cold_run(root / layout, WORK / "out-cold", args.cores, launcher="freqgap")
             row["cold_py"], row["cold_py_wall"], row["cold_py_cpu"] = mb / cc, cw, cc
+            # What is compared goes in alternation (task code, warm job, and W = 10 beside W = 5),
+            # so that this VM's drift in speed between minutes falls on both sides of a ratio.
+            big = layout == "big"
+            settings = [("", rules5, None)] + ([("_w10", rules10, None),
+                                                ("_spread", rules5, 2 * args.cores)] if big else [])
             warm_run(spark, root / layout, WORK / "out-warm", rules5)          # warm-up
-            warm = [warm_run(spark, root / layout, WORK / "out-warm", rules5) for _ in range(runs)]
-            row["warm"] = mb / statistics.median(c for _, c, _ in warm)
-            row["warm_wall"] = statistics.median(w for w, _, _ in warm)
-            row["totals"] = warm[0][2]
-            if layout == "big":
-                w10 = [warm_run(spark, root / layout, WORK / "out-warm", rules10) for _ in range(runs)]
-                row["warm_w10"] = mb / statistics.median(c for _, c, _ in w10)
-                row["task_numba_w10"] = median_rate(lambda: task_code_rate(files, mb, rules10, "numba"), runs)
-                row["totals_w10"] = w10[0][2]
-                spread = [warm_run(spark, root / layout, WORK / "out-warm", rules5, spread=2 * args.cores)
-                          for _ in range(runs)]
-                row["warm_spread"] = mb / statistics.median(c for _, c, _ in spread)
+            warm: dict[str, list] = {suffix: [] for suffix, _, _ in settings}
+            task: dict[str, list] = {"": [], "_w10": []}
+            for _ in range(runs):
+                for suffix, rules, spread in settings:
+                    if suffix in task:
+                        task[suffix].append(task_code_rate(files, mb, rules, "numba"))
+                    warm[suffix].append(warm_run(spark, root / layout, WORK / "out-warm", rules, spread))
+            for suffix, got in warm.items():
+                row[f"warm{suffix}"] = mb / statistics.median(c for _, c, _ in got)
+                row[f"warm{suffix}_wall"] = statistics.median(w for w, _, _ in got)
+                if suffix in task:
+                    row[f"task_numba{suffix}"] = statistics.median(task[suffix])
+                    row[f"totals{suffix}"] = got[0][2]
             results[f"{name}|{layout}"] = row
             print(f"bench: {name}, {layout}: {json.dumps({k: v for k, v in row.items() if 'totals' not in k})}",
                   flush=True)
