@@ -35,6 +35,7 @@ from freqgap.counting.partials import COUNT_KINDS, sum_by_key
 from freqgap.counting.sources import arrow_fs
 
 MAGIC = 0x32584746            # "FGX2"
+WORK_FORMAT = 2               # run files and task results as written here (plan.json records it)
 INDEX_STEP = 4096             # rows per index key (and per sample the driver gets)
 _HEAD = 3                     # MAGIC, rows, INDEX_STEP
 _PREFETCH = 4096              # index keys read with the header in one ranged read

@@ -220,6 +220,11 @@ class CountJob:
                     raise CountJobError(
                         f"--resume: the inputs or settings changed since the interrupted run in "
                         f"{self.opts.output}; rerun without --resume to start over.")
+                if previous.get("work_format") != exchange.WORK_FORMAT:
+                    raise CountJobError(
+                        f"--resume: the interrupted run in {self.opts.output} was written by another "
+                        f"version of freqgap (its partial counts are in another format); rerun "
+                        f"without --resume to start over.")
                 return
             print(f"note: discarding an unfinished run in {self.opts.output} "
                   "(use --resume to continue it instead)", flush=True)
@@ -228,7 +233,7 @@ class CountJob:
             self.storage.delete(f"{self.out}/{name}")
         self.storage.mkdirs(f"{self.work}/groups")
         self.storage.write_text_atomic(plan_path, json.dumps(
-            {"fingerprint": fp, "config": self.config(),
+            {"fingerprint": fp, "work_format": exchange.WORK_FORMAT, "config": self.config(),
              "inputs": [f.__dict__ for f in files]}, indent=1))
 
     # ---- counting -------------------------------------------------------------------

@@ -201,6 +201,20 @@ def test_rerun_without_resume_starts_clean(spark, corpus, tmp_path):
     assert read_counts(out) == reference(texts)
 
 
+def test_resume_refuses_a_run_of_another_work_format(spark, corpus, tmp_path):
+    """An interrupted run of an older freqgap (other run files) is not resumed: a clear error."""
+    root, texts = corpus
+    out = tmp_path / "out"
+    fp = run_count([str(root)], str(out), spark=spark)["plan_fingerprint"]
+    (out / "_manifest.json").unlink()
+    (out / "_work" / "groups").mkdir(parents=True)
+    (out / "_work" / "plan.json").write_text(json.dumps({"fingerprint": fp}))     # no work_format
+    with pytest.raises(CountJobError, match="another version of freqgap"):
+        run_count([str(root)], str(out), spark=spark, resume=True)
+    run_count([str(root)], str(out), spark=spark)
+    assert read_counts(out) == reference(texts)
+
+
 def test_cli_help_lists_every_option(capsys):
     with pytest.raises(SystemExit):
         build_parser("count").parse_args(["count", "--help"])
