@@ -20,9 +20,10 @@ For each corpus and layout:
 
 Fixed costs are reported apart: a cold run on a 2,000-line file (JVM + session start,
 planning, commit), and numba's compile time (a fresh process with an empty cache).
-Rates are medians of 3 (1 with --quick). The task code and the warm job, and W = 10 beside
-W = 5, are measured in alternation, so that a drift of the machine's speed over the minutes
-of a sitting (up to a third on the development VM) does not land on one side of a ratio.
+Rates are medians of 3 runs (1 with --quick). The task code and the warm job, and W = 10
+beside W = 5, are measured in alternation, 5 rounds, so that a drift of the machine's speed
+over the minutes of a sitting (up to a third on the development VM) does not land on one
+side of a ratio; their ratios are also given per round (median, range).
 """
 
 from __future__ import annotations
@@ -201,6 +202,12 @@ def _tree_cpu(root: int) -> float:
     return sum(table[pid][2] + table[pid][3] for pid in descendants(root, table) if pid in table)
 
 
+def spread_of(values: list[float], fmt: str, unit: str = "") -> str:
+    """'median (min-max)' of per-round ratios."""
+    return (f"median {format(statistics.median(values), fmt)}{unit} "
+            f"({format(min(values), fmt)}-{format(max(values), fmt)}{unit})")
+
+
 def pile_projection(rate: float, spread_cost: float) -> str:
     """Cores for the Pile in 30 minutes at `rate` MB per CPU-second, one task per file unless
     a file alone takes longer than that (then spread: `spread_cost` times the CPU, measured)."""
@@ -233,6 +240,7 @@ def main() -> int:
     ap.add_argument("--report", default=str(REPO / "bench" / "results" / "count.md"))
     args = ap.parse_args()
     runs = 1 if args.quick else 3
+    rounds = 1 if args.quick else 5          # of the alternating warm job / task code runs
     ref_mb = 15.0 if args.quick else args.reference_mb
     become_subreaper()
     load_start = os.getloadavg()
@@ -281,7 +289,7 @@ def main() -> int:
             warm_run(spark, root / layout, WORK / "out-warm", rules5)          # warm-up
             warm: dict[str, list] = {suffix: [] for suffix, _, _ in settings}
             task: dict[str, list] = {"": [], "_w10": []}
-            for _ in range(runs):
+            for _ in range(rounds):
                 for suffix, rules, spread in settings:
                     if suffix in task:
                         task[suffix].append(task_code_rate(files, mb, rules, "numba"))
@@ -292,6 +300,10 @@ def main() -> int:
                 if suffix in task:
                     row[f"task_numba{suffix}"] = statistics.median(task[suffix])
                     row[f"totals{suffix}"] = got[0][2]
+                    # the same ratio per round (a warm run beside the task code run just before it)
+                    row[f"warm_share{suffix}"] = [mb / c / t for (_, c, _), t in zip(got, task[suffix])]
+            if big:
+                row["w10_cost"] = [c10 / c5 for (_, c5, _), (_, c10, _) in zip(warm[""], warm["_w10"])]
             results[f"{name}|{layout}"] = row
             print(f"bench: {name}, {layout}: {json.dumps({k: v for k, v in row.items() if 'totals' not in k})}",
                   flush=True)
@@ -300,7 +312,7 @@ def main() -> int:
     lines_out = [
         f"Machine: {os.cpu_count()} cores, local[{args.cores}]; load average {load_start[0]:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at the end (other work shares the machine: rates are per CPU-second). "
-        f"Medians of {runs}.",
+        f"Medians of {runs} ({rounds} for the alternating warm job, task code and W = 10 runs).",
         f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
         + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
         "",
@@ -321,12 +333,15 @@ def main() -> int:
         r = results[f"{name}|big"]
         t5, t10 = r["totals"], r["totals_w10"]
         lines_out.append(
-            f"- {name}: W=10 costs {r['warm'] / r['warm_w10']:,.2f}x the CPU of W=5 (warm job, 2 files), "
+            f"- {name}: W=10 costs {r['warm'] / r['warm_w10']:,.2f}x the CPU of W=5 (warm job, 2 files; "
+            f"per round {spread_of(r['w10_cost'], '.2f', 'x')}), "
             f"task code {r['task_numba'] / r['task_numba_w10']:,.2f}x; "
             f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
             f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
-            f"{r['warm'] / r['task_numba']:.0%} of the task code's rate (2 files), "
-            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files). "
+            f"{r['warm'] / r['task_numba']:.0%} of the task code's rate (2 files; per round "
+            f"{spread_of(r['warm_share'], '.0%')}), "
+            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files; per round "
+            f"{spread_of(results[f'{name}|small']['warm_share'], '.0%')}). "
             f"Lines spread over {2 * args.cores} partitions (what a file bigger than a core's share "
             f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
     lines_out += [
