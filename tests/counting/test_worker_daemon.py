@@ -114,3 +114,48 @@ def test_local_mode_is_told_from_the_master(monkeypatch):
     assert not runs_locally(None)
     monkeypatch.setenv("MASTER", "local[4]")
     assert runs_locally(None) and not runs_locally("yarn")
+
+
+def test_zip_directories_are_read_again_only_when_the_archive_changed(tmp_path, monkeypatch):
+    """keep_zip_directories: invalidate_caches() keeps an unchanged archive's directory (no
+    re-read) and re-reads one whose file changed, so a changed zip's new module imports."""
+    import importlib
+    import zipfile
+    import zipimport
+
+    from freqgap.counting.worker_daemon import keep_zip_directories
+
+    archive = tmp_path / "lib.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("fg_zip_a.py", "VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(archive))
+    assert importlib.import_module("fg_zip_a").VALUE == 1
+    importer = sys.path_importer_cache[str(archive)]
+    assert isinstance(importer, zipimport.zipimporter)
+    undo = keep_zip_directories()
+    try:
+        files = importer._files
+        importlib.invalidate_caches()
+        assert importer._files is files                  # unchanged: not read again
+        with zipfile.ZipFile(archive, "a") as z:
+            z.writestr("fg_zip_b.py", "VALUE = 2\n")
+        os.utime(archive, ns=(1, 1))                     # another mtime even on a coarse clock
+        importlib.invalidate_caches()
+        assert importer._files is not files and "fg_zip_b.py" in importer._files
+        assert importlib.import_module("fg_zip_b").VALUE == 2
+    finally:
+        undo()
+        for name in ("fg_zip_a", "fg_zip_b"):
+            sys.modules.pop(name, None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_importing_pyspark_worker_in_the_daemon_starts_no_thread():
+    """PySpark imports its worker module after the fork lest it start a thread first; the
+    daemon imports it before (preload), which is only safe while it starts none."""
+    code = ("import os, importlib\nimport numpy, pyarrow, zstandard\nimport freqgap.counting.partials\n"
+            "before = len(os.listdir('/proc/self/task'))\nimportlib.import_module('pyspark.worker')\n"
+            "print(before, len(os.listdir('/proc/self/task')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=REPO).stdout.split()
+    assert out[0] == out[1]
