@@ -44,13 +44,14 @@ def keep_zip_directories():
     setup_spark_files), and since Python 3.10 every zipimporter then re-reads its whole
     archive's directory: in local mode pyspark.zip 14 times (one importer per package) and
     spark-core's jar twice, some 33,000 entries parsed in Python, 0.3-0.4 CPU-s per fresh
-    worker, more than the rest of its start. The archives this daemon has read are stamped
-    (mtime, size) before it forks; an importer of an unchanged archive keeps its directory,
-    one that changed (or a new archive) is read as before. Returns a function that undoes it."""
+    worker, more than the rest of its start. Each importer this daemon holds is stamped with
+    its archive's (mtime, size) before it forks; an importer whose archive is unchanged since
+    its stamp keeps its directory, any other re-reads it as before and is stamped anew. The
+    stamp is the importer's own (an archive has one importer per package in it: each must
+    see a change). Returns a function that undoes it."""
     import zipimport
 
     original = zipimport.zipimporter.invalidate_caches
-    stamps: dict[str, tuple[int, int] | None] = {}
 
     def stamp(archive: str) -> tuple[int, int] | None:
         try:
@@ -61,14 +62,14 @@ def keep_zip_directories():
 
     def invalidate_caches(self) -> None:
         now = stamp(self.archive)
-        if now is not None and stamps.get(self.archive) == now:
+        if now is not None and getattr(self, "_freqgap_stamp", None) == now:
             return
         original(self)
-        stamps[self.archive] = now
+        self._freqgap_stamp = now
 
     for finder in list(sys.path_importer_cache.values()):
         if isinstance(finder, zipimport.zipimporter):
-            stamps[finder.archive] = stamp(finder.archive)
+            finder._freqgap_stamp = stamp(finder.archive)
     zipimport.zipimporter.invalidate_caches = invalidate_caches
 
     def undo() -> None:

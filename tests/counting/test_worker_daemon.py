@@ -128,24 +128,30 @@ def test_zip_directories_are_read_again_only_when_the_archive_changed(tmp_path, 
     archive = tmp_path / "lib.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("fg_zip_a.py", "VALUE = 1\n")
+        z.writestr("fg_zip_pkg/__init__.py", "")
     monkeypatch.syspath_prepend(str(archive))
     assert importlib.import_module("fg_zip_a").VALUE == 1
+    importlib.import_module("fg_zip_pkg")
     importer = sys.path_importer_cache[str(archive)]
+    package = zipimport.zipimporter(str(archive / "fg_zip_pkg"))    # a second importer of it
+    sys.path_importer_cache[str(archive / "fg_zip_pkg")] = package
     assert isinstance(importer, zipimport.zipimporter)
     undo = keep_zip_directories()
     try:
         files = importer._files
         importlib.invalidate_caches()
-        assert importer._files is files                  # unchanged: not read again
+        assert importer._files is files and package._files is files   # unchanged: not read again
         with zipfile.ZipFile(archive, "a") as z:
             z.writestr("fg_zip_b.py", "VALUE = 2\n")
         os.utime(archive, ns=(1, 1))                     # another mtime even on a coarse clock
         importlib.invalidate_caches()
-        assert importer._files is not files and "fg_zip_b.py" in importer._files
+        for each in (importer, package):                  # every importer of the archive
+            assert each._files is not files and "fg_zip_b.py" in each._files
         assert importlib.import_module("fg_zip_b").VALUE == 2
     finally:
         undo()
-        for name in ("fg_zip_a", "fg_zip_b"):
+        sys.path_importer_cache.pop(str(archive / "fg_zip_pkg"), None)
+        for name in ("fg_zip_a", "fg_zip_b", "fg_zip_pkg"):
             sys.modules.pop(name, None)
 
 
