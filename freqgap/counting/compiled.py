@@ -75,7 +75,7 @@ def _hash_lower(data, s, e):
 def _spaced_copy(data, out):
     """Texts that did not come through the JSON reader as its buffer: each whitespace
     character (Python's 29) written as spaces of its UTF-8 length, the rest copied, then
-    PAD spaces. Returns the texts' length (offsets are unchanged)."""
+    PAD spaces (out: len(data) + PAD bytes; the texts' offsets are unchanged)."""
     n = data.shape[0]
     i = 0
     while i < n:
@@ -91,7 +91,6 @@ def _spaced_copy(data, out):
         i += width
     for k in range(PAD):
         out[n + k] = 32
-    return n
 
 
 _SPACES = np.uint64(0x2020202020202020)
@@ -378,7 +377,7 @@ class CompiledFinder:
         self.any_high_forms = any(not f.isascii() for f in forms)
         self.forms = forms
         self.bases = self.codec.bases
-        # first-byte classes of a possible term: 1 digit, 2 a form's initial, 4 strippable
+        # classes of a possible term's first two bytes (`_prefix_classes`)
         self.prefix_class = self._prefix_classes(encoded, rules.number_rule == "strip-punct")
         self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
         self._rare = np.empty((0, 4), np.int64)

@@ -187,8 +187,7 @@ class TaskResult:
 
     @classmethod
     def from_json(cls, data: dict) -> "TaskResult":
-        runs = [tuple(r) for r in data["runs"]]
-        return cls(runs, data.get("index", [[] for _ in runs]),
+        return cls([tuple(r) for r in data["runs"]], data["index"],
                    {(k, key): n for k, key, n in data["stats"]})
 
 

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from freqgap.counting import exchange, partials
-from freqgap.counting.sources import arrow_fs
-from freqgap.counting.sources import InputFile
+from freqgap.counting.sources import InputFile, arrow_fs
 
 PIECE_BYTES = 4 << 20
 
