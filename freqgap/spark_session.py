@@ -49,40 +49,95 @@ def default_spark_conf(verbose: bool = False) -> dict[str, str]:
     return conf
 
 
+class SparkRuntime:
+    """A running SparkContext, in the shape of the part of a SparkSession this project uses
+    (`.sparkContext`, `.stop()`).
+
+    Why not a SparkSession: every job here runs the package's own task code over RDDs, and a
+    SparkSession's JVM side (SQL settings, extensions, the ML functions registered through
+    Scala reflection) cost about 1.5 CPU-s of a cold run's JVM and served nothing
+    (docs/counting.md, "Start-up costs"). `session()` makes one, on demand, over the same
+    context for a caller that wants SQL.
+    """
+
+    def __init__(self, context) -> None:
+        self.sparkContext = context
+
+    def session(self):
+        """A SparkSession over this context (its JVM side is built now, once)."""
+        from pyspark.sql import SparkSession
+
+        return SparkSession.builder.getOrCreate()
+
+    def stop(self) -> None:
+        self.sparkContext.stop()
+
+
 def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: bool = False,
-              conf: dict[str, str] | None = None):
-    """The active session, or a new one (local[*] unless a master is given or submitted).
+              conf: dict[str, str] | None = None) -> SparkRuntime:
+    """The running Spark context, or a new one (local[*] unless a master is given or
+    submitted), as a SparkRuntime.
 
     `conf` entries override the defaults; Java options are appended to the defaults' ones.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
+    from pyspark import SparkConf, SparkContext
 
-    active = SparkSession.getActiveSession()
+    _numpy_converters_without_pandas()
+    active = SparkContext._active_spark_context
     if active is not None and master is None:
-        ship_package(active)
-        return active
-    builder = SparkSession.builder.appName(app_name)
+        runtime = SparkRuntime(active)
+        ship_package(runtime)
+        return runtime
     submitted_master = os.environ.get("MASTER") or _submitted_master()
+    spark_conf = SparkConf().setAppName(app_name)
     if master:
-        builder = builder.master(master)
+        spark_conf.setMaster(master)
     elif not submitted_master:
-        builder = builder.master("local[*]")
+        spark_conf.setMaster("local[*]")
     settings = default_spark_conf(verbose)
     if runs_locally(master):
         settings.update(read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf"))
     for key, value in (conf or {}).items():
         settings[key] = f"{settings.get(key, '')} {value}".strip() if key in _JAVA_OPTIONS else value
     for key, value in settings.items():
-        builder = builder.config(key, value)
+        spark_conf.set(key, value)
     if not submitted_master and not verbose:
         _launch_quiet_gateway(master or "local[*]", app_name, settings)
-    spark = builder.getOrCreate()
+    runtime = SparkRuntime(SparkContext.getOrCreate(spark_conf))
     # Under spark-submit the JVM started before this call: its log level is set here.
-    spark.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
-    ship_package(spark)
-    return spark
+    runtime.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
+    ship_package(runtime)
+    return runtime
+
+
+def _numpy_converters_without_pandas() -> None:
+    """Swap PySpark's py4j converters of numpy values for ones that give the same answers
+    without importing pandas (once per process).
+
+    Why: py4j asks every input converter about every argument of every JVM call, and
+    PySpark's two numpy converters answer by importing `pyspark.testing.utils` to learn
+    whether numpy is installed; that module imports pandas (0.3-0.5 CPU-s of every cold
+    count's driver). An object can only be a numpy value when numpy is imported, so
+    `sys.modules` answers the same.
+    """
+    from py4j import protocol
+    from pyspark.sql import types
+
+    class NumpyArrayConverter(types.NumpyArrayConverter):
+        def can_convert(self, obj) -> bool:
+            np = sys.modules.get("numpy")
+            return np is not None and isinstance(obj, np.ndarray) and obj.ndim == 1
+
+    class NumpyScalarConverter(types.NumpyScalarConverter):
+        def can_convert(self, obj) -> bool:
+            np = sys.modules.get("numpy")
+            return np is not None and isinstance(obj, np.generic)
+
+    swap = {types.NumpyArrayConverter: NumpyArrayConverter, types.NumpyScalarConverter: NumpyScalarConverter}
+    protocol.INPUT_CONVERTER[:] = [swap[type(c)]() if type(c) in swap else c
+                                   for c in protocol.INPUT_CONVERTER]
 
 
 # What the JVM prints on stderr before any log configuration applies.

@@ -17,7 +17,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local[2] SparkSession shared by every test that needs Spark."""
+    """A local[2] Spark context (a SparkRuntime) shared by every test that needs Spark."""
     from freqgap.spark_session import get_spark
 
     session = get_spark(master="local[2]", app_name="freqgap-tests",

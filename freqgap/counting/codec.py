@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from freqgap.counting import arrow_arrays
 from freqgap.config import ConfigError
 from freqgap.counting.rules import TermRules
 
@@ -74,12 +75,12 @@ class TermCodec:
             positions.append(sel)
         words = np.flatnonzero(ids >= self.word_base)
         if words.size:
-            vocab = pa.array(self.words, pa.string())
-            pieces.append(vocab.take(pa.array(ids[words] - self.word_base)))
+            vocab = arrow_arrays.strings(self.words)
+            pieces.append(vocab.take(arrow_arrays.numeric(ids[words] - self.word_base)))
             positions.append(words)
         if not pieces:
-            return pa.array([], pa.string()) if n == 0 else pa.nulls(n, pa.string())
+            return arrow_arrays.strings([]) if n == 0 else pa.nulls(n, pa.string())
         stacked = pa.concat_arrays(pieces)
         inverse = np.empty(n, dtype=np.int64)
         inverse[np.concatenate(positions)] = np.arange(n)
-        return stacked.take(pa.array(inverse))
+        return stacked.take(arrow_arrays.numeric(inverse))

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from freqgap.counting import arrow_arrays
 from freqgap.counting.engine import run_merger
 from freqgap.counting.partials import COUNT_KINDS, sum_by_key
 from freqgap.counting.sources import arrow_fs
@@ -245,8 +246,8 @@ def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:
         kinds = batch.column(0)
         first = kinds[0].as_py()
         if is_count_kind(first) and _all_equal(kinds, first):
-            keys = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-            counts = batch.column(2).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            keys = arrow_arrays.to_numpy(batch.column(1)).astype(np.int64, copy=False)
+            counts = arrow_arrays.to_numpy(batch.column(2)).astype(np.int64, copy=False)
             pending.setdefault(first, []).append((keys, counts))
             rows += keys.size
         else:                                  # statistics: a few rows per file and task

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.contract import DATASETS as CONTRACT
-from freqgap.counting import exchange
+from freqgap.counting import arrow_arrays, exchange
 from freqgap.counting.sources import arrow_fs
 from freqgap.counting.codec import MASK, TermCodec
 from freqgap.counting.partials import PAIR, TRIPLE, UNIGRAM
@@ -42,14 +42,15 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
     position = np.zeros(MASK + 1, dtype=np.int32)
     position[distinct] = np.arange(distinct.size, dtype=np.int32)
     terms = codec.decode(distinct)
-    columns = [terms.take(pa.array(position[column])) for column in ids]
+    columns = [terms.take(arrow_arrays.numeric(position[column])) for column in ids]
     if order == 1:
-        columns.append(pa.array(np.where(ids[0] < codec.word_base, "number", "word"), pa.string()))
+        columns.append(arrow_arrays.strings(["number", "word"]).take(
+            arrow_arrays.numeric((ids[0] >= codec.word_base).astype(np.int8))))
     optional = ()
     if step_buckets is not None:     # counts by training position (counting/order_source.py)
-        columns.append(pa.array(step_buckets, pa.int64()))
+        columns.append(arrow_arrays.int64(step_buckets))
         optional = ("step_bucket",)
-    columns.append(pa.array(counts, pa.int64()))
+    columns.append(arrow_arrays.int64(counts))
     return pa.Table.from_arrays(columns, schema=CONTRACT[name].schema(optional))
 
 

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from freqgap.counting import partials
+from freqgap.counting import arrow_arrays, partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.order_source import (OrderInputError, bucket_kind, buckets_of_steps,
                                            stat_batch)
@@ -99,7 +99,7 @@ def _rows_of(split: FileSplit, edges: Sequence[int]):
                    pc.less(table.column("step"), int(edges[-1])))
     t = table.filter(mask)
     order = np.lexsort((np.arange(len(t)), t.column("line").to_numpy()))
-    t = t.take(pa.array(order))[split.lo:split.hi]
+    t = t.take(arrow_arrays.numeric(order))[split.lo:split.hi]
     lines = t.column("line").to_numpy()
     buckets = buckets_of_steps(t.column("step").to_numpy(), edges)
     starts = t.column("char_start").to_numpy(zero_copy_only=False) if "char_start" in t.column_names else None

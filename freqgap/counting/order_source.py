@@ -25,7 +25,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from freqgap.counting import partials
+from freqgap.counting import arrow_arrays, partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.indexed import IndexedDataset
 from freqgap.counting.rules import TermRules
@@ -149,8 +149,8 @@ def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
 def stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
     kinds = [f"{name}{partials.SEP}{fidx}" for name in values]
     return pa.RecordBatch.from_arrays(
-        [pa.array(kinds, pa.string()), pa.array([None] * len(kinds), pa.int64()),
-         pa.array(list(values.values()), pa.int64())], schema=partials.PARTIAL_SCHEMA)
+        [arrow_arrays.strings(kinds), pa.nulls(len(kinds), pa.int64()),
+         arrow_arrays.int64(list(values.values()))], schema=partials.PARTIAL_SCHEMA)
 
 
 def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str, eod: int,
