@@ -18,12 +18,22 @@ class Storage:
     """exists / delete / rename / read and write small text files, via the session's JVM."""
 
     def __init__(self, spark) -> None:
-        self._jvm = spark.sparkContext._jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        # Looked up once: each `_jvm.org.apache.hadoop.fs.Path` is five py4j round trips, and
+        # the JVM answers "is `org` a class?" by searching every jar (170 of a small run's 400
+        # py4j calls went to this). File systems are kept per scheme and authority, as
+        # Hadoop's own FileSystem.get caches them.
+        self._path_class = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+        self._file_systems: dict[tuple[str, str], object] = {}
 
     def _fs(self, path: str):
-        jpath = self._jvm.org.apache.hadoop.fs.Path(path)
-        return jpath.getFileSystem(self._conf), jpath
+        jpath = self._path_class(path)
+        where = urlparse(path)
+        key = (where.scheme, where.netloc)
+        fs = self._file_systems.get(key)
+        if fs is None:
+            fs = self._file_systems[key] = jpath.getFileSystem(self._conf)
+        return fs, jpath
 
     def exists(self, path: str) -> bool:
         fs, p = self._fs(path)

@@ -165,3 +165,55 @@ def test_importing_pyspark_worker_in_the_daemon_starts_no_thread():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=REPO).stdout.split()
     assert out[0] == out[1]
+
+
+def _fake_site(root: Path, zips: list[str]) -> list[str]:
+    """A site-packages with pyspark installed and Spark's zips inside it (pip's layout)."""
+    site = root / "site"
+    (site / "pyspark" / "python" / "lib").mkdir(parents=True)
+    (site / "pyspark" / "__init__.py").write_text("")
+    (site / "py4j").mkdir()
+    (site / "py4j" / "__init__.py").write_text("")
+    entries = []
+    for name in zips:
+        (site / "pyspark" / "python" / "lib" / name).write_bytes(b"")
+        entries.append(str(site / "pyspark" / "python" / "lib" / name))
+    return entries + [str(site)]
+
+
+def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
+    from importlib import metadata
+
+    from freqgap.counting.worker_daemon import prefer_installed_packages
+
+    version = metadata.version("py4j")
+    path = _fake_site(tmp_path, ["pyspark.zip", f"py4j-{version}-src.zip"])
+    zips = path[:2]
+    assert prefer_installed_packages(path) == zips
+    assert path == [str(tmp_path / "site")]
+
+
+def test_spark_zips_stay_where_they_are_not_copies(tmp_path):
+    from freqgap.counting.worker_daemon import prefer_installed_packages
+
+    # a py4j of another version than the zip's; a pyspark.zip of a Spark distribution
+    # (not inside the pyspark this path imports)
+    path = _fake_site(tmp_path, ["py4j-0.0.1-src.zip"])
+    other = tmp_path / "spark-dist" / "python" / "lib"
+    other.mkdir(parents=True)
+    (other / "pyspark.zip").write_bytes(b"")
+    path.insert(0, str(other / "pyspark.zip"))
+    before = list(path)
+    assert prefer_installed_packages(path) == []
+    assert path == before
+
+
+def test_workers_import_the_installed_pyspark_not_its_zip(spark):
+    """The shared local session's workers fork from freqgap's daemon: they run the very
+    PySpark files the driver runs (compiled once into __pycache__), not pyspark.zip."""
+    import pyspark
+
+    files = spark.sparkContext.parallelize([0], 1).map(
+        lambda _: (sys.modules["pyspark"].__file__, sys.modules["py4j"].__file__)).collect()[0]
+    assert ".zip" not in files[0] and Path(files[0]).resolve() == Path(pyspark.__file__).resolve()
+    assert ".zip" not in files[1], files
