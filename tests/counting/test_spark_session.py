@@ -63,3 +63,35 @@ def test_local_workers_import_this_package(spark):
         yield str(Path(f.__file__).resolve().parent.parent)
 
     assert set(spark.sparkContext.parallelize(range(2), 2).mapPartitions(where).collect()) == {parent}
+
+
+def test_the_runtime_is_a_context_and_gives_a_session_on_demand(spark):
+    """get_spark() starts no SparkSession (its JVM side costs ~1.4 CPU-s of a cold run and
+    nothing here uses SQL); session() builds one over the same context, and get_spark()
+    again returns the running context."""
+    from pyspark.sql import SparkSession
+
+    from freqgap.spark_session import SparkRuntime, get_spark
+
+    assert isinstance(spark, SparkRuntime)
+    again = get_spark()
+    assert again.sparkContext is spark.sparkContext
+    session = spark.session()
+    assert isinstance(session, SparkSession)
+    assert session.sparkContext is spark.sparkContext
+    assert session.range(3).count() == 3
+
+
+def test_numpy_values_still_convert_for_the_jvm(spark):
+    """The swapped numpy converters (no pandas import) convert what PySpark's did."""
+    import numpy as np
+    from py4j import protocol
+
+    from freqgap.spark_session import _numpy_converters_without_pandas
+
+    _numpy_converters_without_pandas()          # idempotent
+    names = [type(c).__name__ for c in protocol.INPUT_CONVERTER]
+    assert names.count("NumpyArrayConverter") == 1 and names.count("NumpyScalarConverter") == 1
+    jvm = spark.sparkContext._jvm
+    assert jvm.java.lang.Math.abs(np.int64(-7)) == 7
+    assert jvm.java.util.Arrays.toString(np.array([1, 2, 3], dtype=np.int32)) == "[1, 2, 3]"
