@@ -47,7 +47,6 @@ sys.path.insert(0, str(REPO / "bench"))
 from cputime import become_subreaper, descendants, process_table, run_measured  # noqa: E402
 from realtext import ensure_realtext  # noqa: E402
 
-from freqgap.counting.reference import count_jsonl_lines  # noqa: E402
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
 
