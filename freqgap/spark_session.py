@@ -55,7 +55,7 @@ class SparkRuntime:
 
     Why not a SparkSession: every job here runs the package's own task code over RDDs, and a
     SparkSession's JVM side (SQL settings, extensions, the ML functions registered through
-    Scala reflection) cost about 1.5 CPU-s of a cold run's JVM and served nothing
+    Scala reflection) cost about 1.4 CPU-s of a cold run's JVM and served nothing
     (docs/counting.md, "Start-up costs"). `session()` makes one, on demand, over the same
     context for a caller that wants SQL.
     """

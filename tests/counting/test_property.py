@@ -26,6 +26,11 @@ RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_fr
                                          TermRules().vocab + ("a\u00f1o", "\u01c5x")]))
 
 
+def _as_dict(parts) -> dict:
+    """chunk_keys' {kind: (keys, counts)} as {kind: {key: count}}."""
+    return {k: dict(zip(v[0].tolist(), v[1].tolist())) for k, v in parts.items()}
+
+
 @pytest.mark.parametrize("engine", ["numpy", "numba"])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.one_of(DOC, FREE_TEXT), max_size=12), rules=RULES)
@@ -47,8 +52,7 @@ def test_compiled_partial_keys_equal_numpy_ones(texts, rules, max_order):
     codec = TermCodec(rules)
     want, want_tokens = chunk_keys(texts, rules, codec)
     got, got_tokens = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
-    as_dict = lambda parts: {k: dict(zip(v[0].tolist(), v[1].tolist())) for k, v in parts.items()}  # noqa: E731
-    assert as_dict(got) == as_dict(want) and got_tokens.tolist() == want_tokens.tolist()
+    assert _as_dict(got) == _as_dict(want) and got_tokens.tolist() == want_tokens.tolist()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,5 +133,4 @@ def test_window_keys_with_and_without_their_counting_pass(window, max_order):
     codec = TermCodec(rules)
     want, _ = chunk_keys(texts, rules, codec)
     got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
-    as_dict = lambda parts: {k: dict(zip(v[0].tolist(), v[1].tolist())) for k, v in parts.items()}  # noqa: E731
-    assert as_dict(got) == as_dict(want)
+    assert _as_dict(got) == _as_dict(want)

@@ -11,12 +11,19 @@ REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "duckdb", "polars", "matplotlib", "torch", "transformers", "scipy", "IPython")
 
 
-def _top_modules(code: str) -> set[str]:
-    script = f"import sys\n{code}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))\n"
+_PRINT_TOP_MODULES = "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+
+
+def _output_lines(script: str, timeout: int = 120) -> list[str]:
+    """The stdout lines of `script` run in a fresh Python with this checkout on its path."""
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return set(proc.stdout.split())
+    return proc.stdout.splitlines()
+
+
+def _top_modules(code: str) -> set[str]:
+    return set(_output_lines(f"import sys\n{code}\n{_PRINT_TOP_MODULES}")[-1].split())
 
 
 def test_the_count_driver_imports_nothing_heavy():
@@ -56,12 +63,9 @@ def test_a_count_loads_no_pandas_in_the_driver_or_the_worker():
     """A whole count (tasks, run files, reduce, Parquet) in a fresh local session: neither the
     driver (PySpark's numpy converters: spark_session._numpy_converters_without_pandas) nor
     the worker (arrow_arrays) imports pandas, 0.3-0.5 CPU-s each of a cold run."""
-    script = _COUNT_IN_A_SESSION + ("print(' '.join(worker))\n"
-                                    "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    worker, driver = (set(line.split()) for line in proc.stdout.splitlines()[-2:])
+    lines = _output_lines(_COUNT_IN_A_SESSION + "print(' '.join(worker))\n" + _PRINT_TOP_MODULES,
+                          timeout=300)
+    worker, driver = (set(line.split()) for line in lines[-2:])
     assert {"freqgap", "numpy", "pyarrow", "zstandard"} <= worker
     assert {"freqgap", "pyspark", "py4j"} <= driver
     assert "pandas" not in worker and "pandas" not in driver, (worker | driver) & {"pandas"}
