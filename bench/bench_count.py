@@ -12,8 +12,9 @@ For each corpus and layout:
   preloaded worker daemon of conf/spark apply).
 - warm job: the same corpus counted again in a running session (after a warm-up run), whole
   runs, per-run planning/merge/commit included.
-- task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key) in
-  this process without Spark; with the compiled (numba) finder and with the numpy one.
+- task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key)
+  without Spark, in a fresh process with the workers' environment (conf/spark); with the
+  compiled (numba) finder and with the numpy one.
 - Python reference: the plain single-process counter (json, str.split, Counter, the window
   loop: the study's way), over the first --reference-mb MB.
 - zstd -dc: decompression alone, the limit.
@@ -48,7 +49,8 @@ from cputime import become_subreaper, descendants, process_table, run_measured  
 from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
-from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
+from freqgap.counting.sources import iter_lines  # noqa: E402
+from freqgap.spark_session import read_spark_defaults  # noqa: E402
 
 WORK = REPO / "out" / "bench"
 PILE_MB, PILE_FILES, PILE_MINUTES = 1.3e6, 30, 30
@@ -111,6 +113,21 @@ def reference_files(files: list[Path], limit_mb: float) -> tuple[list[Path], flo
     return chosen, size
 
 
+def _cpu_seconds_in_fresh_process(code: str, args: list[str], env: dict[str, str] | None = None) -> float:
+    """CPU-seconds that `code` (run as a fresh `python -c`, this repository importable)
+    prints as its last word."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
+                         cwd=REPO, env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)})
+    return float(out.stdout.split()[-1])
+
+
+def worker_environment() -> dict[str, str]:
+    """The environment conf/spark gives the job's Python workers (spark.executorEnv.*:
+    glibc's malloc settings among them), less what only concerns imports."""
+    return {key.split(".", 2)[2]: value for key, value in read_spark_defaults().items()
+            if key.startswith("spark.executorEnv.") and key != "spark.executorEnv.PYTHONSAFEPATH"}
+
+
 def reference_rate(files: list[Path], mb: float, rules: TermRules) -> float:
     """MB per CPU-second of the plain Python counter over whole files (`mb` MB), reading
     included: zstd's stream reader, a text wrapper, json.loads per line, then
@@ -129,25 +146,28 @@ def reference_rate(files: list[Path], mb: float, rules: TermRules) -> float:
         "    with open(f, 'rb') as raw, zstandard.ZstdDecompressor().stream_reader(raw) as z:\n"
         "        count_jsonl_lines(io.TextIOWrapper(z, encoding='utf-8'), rules)\n"
         "print(time.process_time() - t)\n")
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(rules.to_config()), *map(str, files)],
-                         capture_output=True, text=True, check=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
-    return mb / float(out.stdout.split()[-1])
+    return mb / _cpu_seconds_in_fresh_process(code, [json.dumps(rules.to_config()), *map(str, files)])
 
 
 def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str) -> float:
-    """The per-task code from the files on disk (read, zstd, lines, JSON, count), no Spark."""
-    from freqgap.counting import partials
-
-    os.environ["FREQGAP_COUNT_ENGINE"] = engine
-    inputs = [InputFile(i, str(f), f.stat().st_size, 0) for i, f in enumerate(files)]
-    paths = {f.index: f.path for f in inputs}
-    t = time.process_time()
-    for _ in partials.count_lines(partials.line_rows(inputs, rules.text_field, "fail"), rules, "fail", paths):
-        pass
-    rate = mb / (time.process_time() - t)
-    os.environ.pop("FREQGAP_COUNT_ENGINE")
-    return rate
+    """The per-task code from the files on disk (read, zstd, lines, JSON, count), no Spark:
+    in a fresh process with the workers' environment (conf/spark), as a worker runs it; the
+    compiled code is loaded (a first count of one record) before the clock starts."""
+    code = (
+        "import json, sys, time\n"
+        "from freqgap.counting import partials\n"
+        "from freqgap.counting.rules import TermRules\n"
+        "from freqgap.counting.sources import InputFile\n"
+        "rules = TermRules.from_config(json.loads(sys.argv[1]))\n"
+        "list(partials.count_lines([(0, 1, b'{\"text\": \"5 hours 7\"}', False, None)], rules, 'fail', {0: 'x'}))\n"
+        "inputs = [InputFile(i, f, 0, 0) for i, f in enumerate(sys.argv[2:])]\n"
+        "t = time.process_time()\n"
+        "for _ in partials.count_lines(partials.line_rows(inputs, rules.text_field, 'fail'), rules, 'fail',\n"
+        "                              {f.index: f.path for f in inputs}):\n"
+        "    pass\n"
+        "print(time.process_time() - t)\n")
+    env = {**worker_environment(), "FREQGAP_COUNT_ENGINE": engine}
+    return mb / _cpu_seconds_in_fresh_process(code, [json.dumps(rules.to_config()), *map(str, files)], env)
 
 
 def numba_compile_seconds() -> tuple[float, float]:

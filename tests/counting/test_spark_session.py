@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from freqgap.spark_session import SPARK_CONF_DIR, default_spark_conf, filter_jvm_stderr, read_spark_defaults
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,3 +97,40 @@ def test_numpy_values_still_convert_for_the_jvm(spark):
     jvm = spark.sparkContext._jvm
     assert jvm.java.lang.Math.abs(np.int64(-7)) == 7
     assert jvm.java.util.Arrays.toString(np.array([1, 2, 3], dtype=np.int32)) == "[1, 2, 3]"
+
+
+_MMAPPED_BYTES_OF_A_24_MB_ARRAY = """
+import ctypes
+import numpy as np
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                    "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Mallinfo2
+before = libc.mallinfo2().hblkhd
+kept = np.ones(24 << 20, np.uint8)
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def _mmapped_bytes(env: dict[str, str]) -> int:
+    import ctypes
+    if not hasattr(ctypes.CDLL(None), "mallinfo2"):
+        pytest.skip("not glibc >= 2.33: no mallinfo2 to see where malloc put an array")
+    out = subprocess.run([sys.executable, "-c", _MMAPPED_BYTES_OF_A_24_MB_ARRAY], env=env, check=True,
+                         capture_output=True, text=True)
+    return int(out.stdout.split()[-1])
+
+
+def test_workers_get_malloc_settings_that_keep_big_arrays_on_the_heap(spark):
+    """conf/spark hands the Python workers glibc's malloc settings (spark.executorEnv), and
+    glibc applies them: a 24 MB array comes from the heap, where freed memory is reused,
+    instead of fresh pages mmap'ed (and page-faulted) for each chunk's arrays."""
+    import os
+
+    setting = read_spark_defaults()["spark.executorEnv.GLIBC_TUNABLES"]
+    seen = spark.sparkContext.parallelize([0], 1).map(lambda _: os.environ.get("GLIBC_TUNABLES")).collect()
+    assert seen == [setting]
+    plain = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+    assert _mmapped_bytes(plain) >= 24 << 20            # glibc's default: mmap'ed
+    assert _mmapped_bytes({**plain, "GLIBC_TUNABLES": setting}) == 0
