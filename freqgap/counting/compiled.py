@@ -22,7 +22,7 @@ from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.jsonscan import PAD, Utf8Batch
-from freqgap.counting.words import HIGH, count_high_bits, equal_bytes, load_u16, load_u64, trailing_zeros
+from freqgap.counting.words import count_bits, load_u16, space_mask32, trailing_zeros
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
 
@@ -93,9 +93,14 @@ def _spaced_copy(data, out):
         out[n + k] = 32
 
 
-_SPACES = np.uint64(0x2020202020202020)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-BLOCK_WORDS = 4096          # 32 KB: a block's candidates are looked at while it is in L1/L2
+_LOW32 = np.uint64(0xFFFFFFFF)
+BLOCK_BYTES = 32768         # a block's candidates are looked at while it is in L1/L2
+
+
+@njit(cache=True, inline="always")
+def _below(bit):
+    """The bits of a 32-bit mask below `bit` (0 <= bit <= 32)."""
+    return (np.uint64(1) << np.uint64(bit)) - np.uint64(1)
 
 
 @njit(cache=True)
@@ -109,53 +114,46 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
     forms). Fills first_tok (first token of each text; the last entry: all tokens).
     Returns (n_out, n_rare).
 
-    The buffer's only whitespace byte is 0x20 and PAD spaces follow it, so 8 bytes at a
-    time give every token start as one bit (a non-space byte after a space): no branch per
-    byte, no array of token bounds. Per block of BLOCK_WORDS words: (1) the tokens whose
-    first two bytes have a prefix class (`_prefix_classes`, a few percent; the first two
-    starts of a word are taken without a branch, as most words hold 0-2 and a loop per
-    start mispredicts its exit); (2) those tokens, while the block is in cache: their end
-    is the next space, non-ASCII shows in their bytes, then the length filter, the number
-    rule (strict or strip-punct) and the hash table of the lower-cased ASCII forms. The
-    candidate code is written out here, not called: as a numba function it cost 2.5x."""
+    The buffer's only whitespace byte is 0x20 and PAD spaces follow it, so 32 bytes at a
+    time (vector compares, words.py) give every token start as one bit of a mask (a
+    non-space byte after a space): no branch per byte, no array of token bounds, and the
+    tokens are counted with popcounts (8 bytes at a time as one uint64 took 1.5x as long on
+    real text; a second mask of the starts that may begin a term, by the forms' first
+    letters, saved no more than it cost). Per block of BLOCK_BYTES: (1) the tokens whose
+    first two bytes have a prefix class (`_prefix_classes`); (2) those tokens, while the
+    block is in cache: their end is the next space, non-ASCII shows in their bytes, then
+    the length filter, the number rule (strict or strip-punct) and the hash table of the
+    lower-cased ASCII forms. The candidate code is written out here, not called: as a
+    numba function it cost 2.5x."""
     n_docs = offsets.shape[0]
-    n_words = (n_bytes + 7) >> 3
+    n_words = (n_bytes + 31) >> 5
+    words_per_block = BLOCK_BYTES >> 5
     tok = np.int64(0)
-    carry = np.uint64(0x80)             # the byte before the buffer counts as a space
+    carry = np.uint64(1)                # the byte before the buffer counts as a space
     filled = 0                          # first_tok[:filled] is known
     d = 0
     n_out = 0
     n_rare = 0
-    for block in range(0, n_words, BLOCK_WORDS):
+    for block in range(0, n_words, words_per_block):
         nc = 0
-        for w in range(block, min(block + BLOCK_WORDS, n_words)):
-            base = w << 3
-            space = equal_bytes(load_u64(data, base), _SPACES)
-            starts = (~space & HIGH) & ((space << np.uint64(8)) | carry)
-            carry = space >> np.uint64(56)
-            while filled < n_docs and offsets[filled] < base + 8:
-                b = offsets[filled] - base
-                below = np.uint64(0) if b == 0 else (_ALL >> np.uint64(8 * (8 - b)))
-                first_tok[filled] = tok + count_high_bits(starts & below)
+        for w in range(block, min(block + words_per_block, n_words)):
+            base = w << 5
+            space = space_mask32(data, base)
+            starts = ~space & ((space << np.uint64(1)) | carry) & _LOW32
+            carry = space >> np.uint64(31)
+            while filled < n_docs and offsets[filled] < base + 32:
+                first_tok[filled] = tok + count_bits(starts & _below(offsets[filled] - base))
                 filled += 1
             s = starts
-            for _ in range(2):
-                present = np.int64(s != np.uint64(0))
-                i = base + (trailing_zeros(s) >> 3)       # base + 8 when s == 0 (padding)
-                c = prefix_class[load_u16(data, i)]
-                cand_at[nc] = i
-                cand_tok[nc] = tok
-                nc += present & np.int64(c != 0)
-                tok += present
-                s &= s - np.uint64(present)
             while s:
-                i = base + (trailing_zeros(s) >> 3)
+                bit = trailing_zeros(s)
+                i = base + bit
                 if prefix_class[load_u16(data, i)]:
                     cand_at[nc] = i
-                    cand_tok[nc] = tok
+                    cand_tok[nc] = tok + count_bits(starts & _below(bit))
                     nc += 1
-                tok += 1
                 s &= s - np.uint64(1)
+            tok += count_bits(starts)
         for q in range(nc):
             k = cand_tok[q]
             ts = cand_at[q]
@@ -390,7 +388,7 @@ class CompiledFinder:
         self.prefix_class = self._prefix_classes(encoded, rules.number_rule == "strip-punct")
         self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
         self._rare = np.empty((0, 4), np.int64)
-        self._block_cand = np.empty((2, 4 * BLOCK_WORDS + 16), np.int64)
+        self._block_cand = np.empty((2, BLOCK_BYTES // 2 + 16), np.int64)   # a start per 2 bytes at most
         self._present = np.zeros(self.codec.word_base + len(self.codec.words), np.bool_)
         self._rank = np.empty(self._present.shape[0], np.int64)
         self._word_order = self._word_orders()

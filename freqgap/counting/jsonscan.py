@@ -20,17 +20,18 @@ import numpy as np
 from numba import njit
 
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE
-from freqgap.counting.words import HIGH, LOW7, equal_bytes, load_u64, store_u64, trailing_zeros
+from freqgap.counting.words import (HIGH, LOW7, copy32, equal_bytes, json_special_mask32, load_u64, store_u64,
+                                   trailing_zeros)
 
 MAX_DEPTH = 512
-PAD = 24        # spaces after a Utf8Batch's texts
+PAD = 40        # spaces after a Utf8Batch's texts (32-byte loads from its last byte, and 2 more)
 
 
 class Utf8Batch(NamedTuple):
     """Texts as the compiled finder's buffer: UTF-8 bytes, each text followed by one space,
     every whitespace character written as spaces of its UTF-8 length (tokens split the
     same), so byte 0x20 is its only whitespace; PAD more spaces after the last text (passes
-    that read 8 bytes at a time may read past it). Text i is data[offsets[i]:offsets[i + 1]]."""
+    that read 32 bytes at a time may read past it). Text i is data[offsets[i]:offsets[i + 1]]."""
 
     data: np.ndarray
     offsets: np.ndarray
@@ -154,8 +155,21 @@ def _string(buf, p, end, out, o, mark):
     escaped = False
     while p < end:
         if o >= 0:
-            # out stays behind buf (o <= p), so a word stored at o always fits
-            while p + 8 <= end:
+            # out stays behind buf (o <= p), so a word stored at o always fits; 32 bytes at
+            # a time while there are, then 8
+            near_end = True                # fewer than 32 bytes left: 8 at a time
+            while p + 32 <= end:
+                m = json_special_mask32(buf, p)
+                copy32(out, o, buf, p)
+                if m:
+                    f = trailing_zeros(m)
+                    p += f
+                    o += f
+                    near_end = False
+                    break
+                p += 32
+                o += 32
+            while near_end and p + 8 <= end:
                 x = load_u64(buf, p)
                 store_u64(out, o, x)
                 f = _first_special(x)
@@ -168,7 +182,15 @@ def _string(buf, p, end, out, o, mark):
                 o += 1
                 p += 1
         else:
-            while p + 8 <= end:
+            near_end = True
+            while p + 32 <= end:
+                m = json_special_mask32(buf, p)
+                if m:
+                    p += trailing_zeros(m)
+                    near_end = False
+                    break
+                p += 32
+            while near_end and p + 8 <= end:
                 f = _first_special(load_u64(buf, p))
                 p += f
                 if f < 8:

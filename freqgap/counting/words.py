@@ -1,9 +1,12 @@
-"""Unaligned 8-byte loads and stores on uint8 arrays for the compiled passes (numba).
+"""Unaligned 8- and 32-byte loads, stores and compares on uint8 arrays for the compiled
+passes (numba).
 
-Why: the JSON reader and the token pass look at 8 bytes per step as one uint64 ("SWAR":
-a few integer operations test all 8 bytes at once), at any byte offset. numba has no
-unaligned word access of its own; these emit one LLVM load/store with alignment 1 (a
-plain `mov` on x86 and ARM64). No bounds check: callers keep i + 8 within the array.
+Why: the JSON reader and the token pass look at many bytes per step, at any byte offset:
+8 as one uint64 ("SWAR": a few integer operations test all 8 bytes at once), or 32 as one
+LLVM vector, compared against a byte pattern in one instruction and turned into a bit
+mask (AVX2's vpcmpeqb and vpmovmskb on x86; LLVM lowers the same IR on other targets).
+numba has neither of its own; these emit LLVM loads and stores with alignment 1. No bounds
+check: callers keep i + 8 (i + 32) within the array.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # index of the lowest set bit, 64 for 0
 from numba.extending import intrinsic
 
-__all__ = ["HIGH", "LOW7", "ONES", "count_byte", "load_u16", "load_u64", "store_u64", "equal_bytes", "count_high_bits",
-           "trailing_zeros"]
+__all__ = ["HIGH", "LOW7", "ONES", "count_bits", "count_byte", "copy32", "count_high_bits", "equal_bytes",
+           "json_special_mask32", "load_u16", "load_u64", "space_mask32", "store_u64", "trailing_zeros"]
 
 # SWAR constants: the high bit, the low 7 bits and 1 in every byte.
 HIGH = np.uint64(0x8080808080808080)
@@ -93,3 +96,84 @@ def count_byte(data, byte):
         count += data[i] == byte
         i += 1
     return count
+
+
+# 32 bytes at a time as LLVM vectors.
+_I8, _I32 = ir.IntType(8), ir.IntType(32)
+_V32 = ir.VectorType(_I8, 32)
+
+
+def _vector_pointer(context, builder, array_type, array, index, index_type):
+    ary = context.make_array(array_type)(context, builder, array)
+    index = context.cast(builder, index, index_type, types.intp)
+    return builder.bitcast(builder.gep(ary.data, [index]), _V32.as_pointer())
+
+
+def _splat(byte: int):
+    return ir.Constant(_V32, [ir.Constant(_I8, byte)] * 32)
+
+
+def _mask(builder, lanes):
+    """<32 x i1> -> the 32 bits as a uint64 (bit k: lane k)."""
+    return builder.zext(builder.bitcast(lanes, _I32), ir.IntType(64))
+
+
+def _is_uint8_array(arr, i) -> bool:
+    return isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)
+
+
+@intrinsic
+def space_mask32(typingctx, arr, i):
+    """Bit k set where arr[i + k] is an ASCII space (k < 32)."""
+    if not _is_uint8_array(arr, i):
+        return None
+
+    def codegen(context, builder, signature, args):
+        v = builder.load(_vector_pointer(context, builder, signature.args[0], args[0], args[1],
+                                         signature.args[1]), align=1)
+        return _mask(builder, builder.icmp_unsigned("==", v, _splat(0x20)))
+    return types.uint64(arr, i), codegen
+
+
+@intrinsic
+def json_special_mask32(typingctx, arr, i):
+    """Bit k set where arr[i + k] (k < 32) is not a byte a JSON string holds as itself: a
+    control character, '"', '\\\\' or a non-ASCII byte."""
+    if not _is_uint8_array(arr, i):
+        return None
+
+    def codegen(context, builder, signature, args):
+        v = builder.load(_vector_pointer(context, builder, signature.args[0], args[0], args[1],
+                                         signature.args[1]), align=1)
+        low = builder.icmp_unsigned("<", v, _splat(0x20))
+        high = builder.icmp_unsigned(">=", v, _splat(0x80))
+        quote = builder.icmp_unsigned("==", v, _splat(0x22))
+        backslash = builder.icmp_unsigned("==", v, _splat(0x5C))
+        return _mask(builder, builder.or_(builder.or_(low, high), builder.or_(quote, backslash)))
+    return types.uint64(arr, i), codegen
+
+
+@intrinsic
+def copy32(typingctx, dst, j, src, i):
+    """dst[j:j + 32] = src[i:i + 32] (one unaligned vector load and store)."""
+    if not (_is_uint8_array(dst, j) and _is_uint8_array(src, i)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        v = builder.load(_vector_pointer(context, builder, signature.args[2], args[2], args[3],
+                                         signature.args[3]), align=1)
+        builder.store(v, _vector_pointer(context, builder, signature.args[0], args[0], args[1],
+                                         signature.args[1]), align=1)
+        return context.get_dummy_value()
+    return types.void(dst, j, src, i), codegen
+
+
+@intrinsic
+def count_bits(typingctx, x):
+    """How many bits of the uint64 x are set (one popcnt)."""
+    if not (isinstance(x, types.Integer) and x.bitwidth == 64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.int64(x), codegen

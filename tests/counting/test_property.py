@@ -13,7 +13,8 @@ TOKENS = st.sampled_from([
     "5", "05", "9", "10", "0", "000000", "123456", "1234567", "23,", "(7)", "$5", "1,000", "2.5",
     "-5", "\u0663", "hour", "Hours", "HOURSS", "day.", "Days", "wee\u212a", "decade", "x", "é",
     "…", "年", "9\u200b", "'5'", "month,", "…5",
-    "1st", "1ST", "2nds", "2nd.", "(3d)", "1990s", "1990", "4x4", "4X4s", "9th", "A\u00d1Os", "a\u00f1o", "wee\u212as"])
+    "1st", "1ST", "2nds", "2nd.", "(3d)", "1990s", "1990", "4x4", "4X4s", "9th", "A\u00d1Os", "a\u00f1o", "wee\u212as",
+    "\u212aiwi", "KIWIS", "o'clock", "O'Clock.", "'em", "'EMs", "Apple", "quinces", "@pple", "`em", "[iwi"])
 SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "\x85",
                               "\r\n", "\u200b"])
 DOC = st.lists(st.tuples(TOKENS, SEPARATORS), max_size=40).map(lambda xs: "".join(t + s for t, s in xs))
@@ -23,7 +24,13 @@ RULES = st.builds(TermRules, window=st.integers(2, 7), number_rule=st.sampled_fr
                   max_digits=st.integers(1, 6),
                   vocab=st.sampled_from([TermRules().vocab,
                                          TermRules().vocab + ("1st", "2nd", "3d", "4x4", "1990s"),
-                                         TermRules().vocab + ("a\u00f1o", "\u01c5x")]))
+                                         TermRules().vocab + ("a\u00f1o", "\u01c5x"),
+                                         # a form that only the Kelvin sign begins in upper case,
+                                         # apostrophes in and before a form, many first letters
+                                         TermRules().vocab + ("kiwi", "o'clock"),
+                                         TermRules().vocab + ("'em",),
+                                         TermRules().vocab + ("apple", "banana", "cherry", "fig", "grape", "kiwi",
+                                                              "lemon", "nut", "olive", "pear", "quince")]))
 
 
 def _as_dict(parts) -> dict:
@@ -77,16 +84,16 @@ def test_compiled_finder_on_the_json_readers_buffer_equals_reference(texts, rule
 
 @pytest.mark.parametrize("through_json", [False, True])
 def test_compiled_finder_across_its_32k_blocks(through_json):
-    """Texts far longer than the finder's block (BLOCK_WORDS words): terms and long tokens
+    """Texts far longer than the finder's block (BLOCK_BYTES): terms and long tokens
     (non-ASCII too) on both sides of every block boundary, a text starting mid-block."""
     import json
     import random
 
-    from freqgap.counting.compiled import BLOCK_WORDS
+    from freqgap.counting.compiled import BLOCK_BYTES
     from freqgap.counting.engine import term_finder
     from freqgap.counting.jsonscan import extract_texts
 
-    block = 8 * BLOCK_WORDS
+    block = BLOCK_BYTES
     rng = random.Random(7)
     words = ["5", "12", "hour", "Days", "x", "wee\u212a", "é", "7\u00a05", "decade,", "a" * 40]
     texts = []
@@ -134,3 +141,4 @@ def test_window_keys_with_and_without_their_counting_pass(window, max_order):
     want, _ = chunk_keys(texts, rules, codec)
     got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
     assert _as_dict(got) == _as_dict(want)
+
