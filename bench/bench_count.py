@@ -14,7 +14,9 @@ For each corpus and layout:
   runs, per-run planning/merge/commit included.
 - task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key)
   without Spark, in a fresh process with the workers' environment (conf/spark); with the
-  compiled (numba) finder and with the numpy one.
+  compiled (numba) finder and with the numpy one; and as many processes at once as the job
+  has cores, each over its share of the files: the warm job is compared with that (two busy
+  cores of this VM each run slower than one alone, Spark or not).
 - Python reference: the plain single-process counter (json, str.split, Counter, the window
   loop: the study's way), over the first --reference-mb MB.
 - zstd -dc: decompression alone, the limit.
@@ -113,12 +115,31 @@ def reference_files(files: list[Path], limit_mb: float) -> tuple[list[Path], flo
     return chosen, size
 
 
-def _cpu_seconds_in_fresh_process(code: str, args: list[str], env: dict[str, str] | None = None) -> float:
+def _cpu_seconds_in_fresh_process(code: str, args: list[str], env: dict[str, str] | None = None,
+                                  concurrent: list[list[str]] | None = None) -> float:
     """CPU-seconds that `code` (run as a fresh `python -c`, this repository importable)
-    prints as its last word."""
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
-                         cwd=REPO, env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)})
-    return float(out.stdout.split()[-1])
+    prints as its last word; with `concurrent`, one process per argument list at once, summed."""
+    full_env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, *a], stdout=subprocess.PIPE, text=True, cwd=REPO,
+                              env=full_env) for a in (concurrent or [args])]
+    total = 0.0
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"bench: a measuring process failed ({proc.returncode})")
+        total += float(out.split()[-1])
+    return total
+
+
+def size_balanced(files: list[Path], parts: int) -> list[list[Path]]:
+    """Files in `parts` lists of about equal size (largest first, each to the lightest)."""
+    out: list[list[Path]] = [[] for _ in range(min(parts, len(files)))]
+    load = [0] * len(out)
+    for f in sorted(files, key=lambda f: -f.stat().st_size):
+        lightest = load.index(min(load))
+        out[lightest].append(f)
+        load[lightest] += f.stat().st_size
+    return out
 
 
 def worker_environment() -> dict[str, str]:
@@ -149,10 +170,13 @@ def reference_rate(files: list[Path], mb: float, rules: TermRules) -> float:
     return mb / _cpu_seconds_in_fresh_process(code, [json.dumps(rules.to_config()), *map(str, files)])
 
 
-def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str) -> float:
+def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str, processes: int = 1) -> float:
     """The per-task code from the files on disk (read, zstd, lines, JSON, count), no Spark:
     in a fresh process with the workers' environment (conf/spark), as a worker runs it; the
-    compiled code is loaded (a first count of one record) before the clock starts."""
+    compiled code is loaded (a first count of one record) before the clock starts. With
+    `processes` > 1, that many at once over size-balanced shares of the files, as the job's
+    tasks run on as many cores: what the warm job is compared with (on this VM two busy
+    cores each run slower than one alone, and that is the machine, not Spark)."""
     code = (
         "import json, sys, time\n"
         "from freqgap.counting import partials\n"
@@ -167,7 +191,9 @@ def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str) 
         "    pass\n"
         "print(time.process_time() - t)\n")
     env = {**worker_environment(), "FREQGAP_COUNT_ENGINE": engine}
-    return mb / _cpu_seconds_in_fresh_process(code, [json.dumps(rules.to_config()), *map(str, files)], env)
+    config = json.dumps(rules.to_config())
+    shares = [[config, *map(str, part)] for part in size_balanced(files, processes)]
+    return mb / _cpu_seconds_in_fresh_process(code, shares[0], env, concurrent=shares if processes > 1 else None)
 
 
 def numba_compile_seconds() -> tuple[float, float]:
@@ -324,19 +350,23 @@ def main() -> int:
             warm_run(spark, root / layout, WORK / "out-warm", rules5)          # warm-up
             warm: dict[str, list] = {suffix: [] for suffix, _, _ in settings}
             task: dict[str, list] = {"": [], "_w10": []}
+            task_parallel: list[float] = []
             for _ in range(rounds):
                 for suffix, rules, spread in settings:
                     if suffix in task:
                         task[suffix].append(task_code_rate(files, mb, rules, "numba"))
+                    if suffix == "":
+                        task_parallel.append(task_code_rate(files, mb, rules, "numba", processes=args.cores))
                     warm[suffix].append(warm_run(spark, root / layout, WORK / "out-warm", rules, spread))
+            row["task_parallel"] = statistics.median(task_parallel)
             for suffix, got in warm.items():
                 row[f"warm{suffix}"] = mb / statistics.median(c for _, c, _ in got)
                 row[f"warm{suffix}_wall"] = statistics.median(w for w, _, _ in got)
                 if suffix in task:
                     row[f"task_numba{suffix}"] = statistics.median(task[suffix])
                     row[f"totals{suffix}"] = got[0][2]
-                    # the same ratio per round (a warm run beside the task code run just before it)
-                    row[f"warm_share{suffix}"] = [mb / c / t for (_, c, _), t in zip(got, task[suffix])]
+            # the warm job against the task code on as many cores, per round (the runs just before it)
+            row["warm_share"] = [mb / c / t for (_, c, _), t in zip(warm[""], task_parallel)]
             if big:
                 row["w10_cost"] = [c10 / c5 for (_, c5, _), (_, c10, _) in zip(warm[""], warm["_w10"])]
             results[f"{name}|{layout}"] = row
@@ -352,15 +382,17 @@ def main() -> int:
         + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
         "",
         "| corpus, layout | cold run, `spark-submit` | cold run, `freqgap count` | warm job "
-        "| task code, numba | task code, numpy | Python reference | zstd -dc |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| task code, numba | task code, numba, {args.cores} at once | task code, numpy | Python reference "
+        "| zstd -dc |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, r in results.items():
         name, layout = key.split("|")
         ref = r["reference"]
         cell = lambda v: f"{v:,.1f} ({v / ref:,.1f}x)"  # noqa: E731
         lines_out.append(f"| {name}, {r['files']} files of {r['mb'] / r['files']:,.0f} MB | {cell(r['cold'])} "
-                         f"| {cell(r['cold_py'])} | {cell(r['warm'])} | {cell(r['task_numba'])} | {cell(r['task_numpy'])} "
+                         f"| {cell(r['cold_py'])} | {cell(r['warm'])} | {cell(r['task_numba'])} "
+                         f"| {cell(r['task_parallel'])} | {cell(r['task_numpy'])} "
                          f"| {ref:,.1f} (1x) | {cell(r['zstd'])} |")
     lines_out += ["", "MB of JSON Lines per CPU-second (all processes), and in brackets as a multiple of "
                   "the plain Python reference on the same corpus (measured in the same rounds as the "
@@ -381,10 +413,13 @@ def main() -> int:
             f"task code {r['task_numba'] / r['task_numba_w10']:,.2f}x; "
             f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
             f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
-            f"{r['warm'] / r['task_numba']:.0%} of the task code's rate (2 files; per round "
+            f"{r['warm'] / r['task_parallel']:.0%} of the task code's rate on as many cores (2 files; per round "
             f"{spread_of(r['warm_share'], '.0%')}), "
-            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_numba']:.0%} (24 files; per round "
-            f"{spread_of(results[f'{name}|small']['warm_share'], '.0%')}). "
+            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_parallel']:.0%} (24 files; "
+            f"per round {spread_of(results[f'{name}|small']['warm_share'], '.0%')}); the task code "
+            f"{args.cores} at once runs at {r['task_parallel'] / r['task_numba']:.0%} of its rate alone "
+            f"(2 files), {results[f'{name}|small']['task_parallel'] / results[f'{name}|small']['task_numba']:.0%} "
+            f"(24 files). "
             f"Lines spread over {2 * args.cores} partitions (what a file bigger than a core's share "
             f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
     lines_out += [

@@ -242,24 +242,30 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
 
 @njit(cache=True)
 def _runs(keys):
-    """(distinct keys, counts) of sorted keys, in one pass."""
+    """(distinct keys, counts) of sorted keys, in one pass without a branch per key (about
+    half of a chunk's window keys repeat one before them: a branch on it mispredicts)."""
     n = keys.shape[0]
     uniq = np.empty(n, np.int64)
     counts = np.empty(n, np.int64)
-    m = -1
-    for i in range(n):
-        if m < 0 or keys[i] != uniq[m]:
-            m += 1
-            uniq[m] = keys[i]
-            counts[m] = 0
-        counts[m] += 1
+    if n == 0:
+        return uniq, counts
+    uniq[0] = keys[0]
+    counts[0] = 1
+    m = 0
+    for i in range(1, n):
+        new = np.int64(keys[i] != keys[i - 1])
+        m += new
+        uniq[m] = keys[i]
+        counts[m] = counts[m] * (1 - new) + 1
     return uniq[:m + 1], counts[:m + 1]
 
 
 @njit(cache=True)
 def merge_sums(k1, c1, k2, c2):
     """Two runs of sorted distinct keys with counts as one, equal keys summed: one linear
-    pass (KeySums; numpy would sort the concatenation)."""
+    pass (KeySums; numpy would sort the concatenation). No branch on which key is smaller
+    (it mispredicts about every other step): both runs' heads are compared, the smaller key
+    written, and each run advances by its comparison."""
     n1 = k1.shape[0]
     n2 = k2.shape[0]
     keys = np.empty(n1 + n2, np.int64)
@@ -270,19 +276,12 @@ def merge_sums(k1, c1, k2, c2):
     while i < n1 and j < n2:
         a = k1[i]
         b = k2[j]
-        if a < b:
-            keys[m] = a
-            counts[m] = c1[i]
-            i += 1
-        elif b < a:
-            keys[m] = b
-            counts[m] = c2[j]
-            j += 1
-        else:
-            keys[m] = a
-            counts[m] = c1[i] + c2[j]
-            i += 1
-            j += 1
+        take1 = np.int64(a <= b)
+        take2 = np.int64(b <= a)
+        keys[m] = min(a, b)
+        counts[m] = c1[i] * take1 + c2[j] * take2
+        i += take1
+        j += take2
         m += 1
     while i < n1:
         keys[m] = k1[i]
@@ -332,18 +331,17 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
         j = i + 1
         while j < n and doc[j] == doc[i] and pos[j] - pos[i] < window:
             b = rank[j]
-            lo, hi = (a, b) if a <= b else (b, a)
+            lo = min(a, b)
+            hi = max(a, b)
             pairs[p] = (gid[lo] << bits) | gid[hi]
             p += 1
             if want_triples:
                 k = j + 1
                 while k < n and doc[k] == doc[i] and pos[k] - pos[i] < window:
                     c = rank[k]
-                    x, y, z = lo, hi, c
-                    if z < y:
-                        y, z = z, y
-                        if y < x:
-                            x, y = y, x
+                    x = min(lo, c)                 # lo <= hi: sorted without a branch
+                    z = max(hi, c)
+                    y = lo + hi + c - x - z
                     triples[t] = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
                     t += 1
                     k += 1

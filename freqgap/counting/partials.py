@@ -196,7 +196,7 @@ class KeySums:
         for kind, (keys, counts) in parts.items():
             if not keys.size:
                 continue
-            counts = counts.astype(np.int64)
+            counts = counts.astype(np.int64, copy=False)
             if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
                 keys, counts = sum_by_key(keys, counts)
             stack = self.runs.setdefault(kind, [])
