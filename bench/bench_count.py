@@ -15,8 +15,8 @@ For each corpus and layout:
 - task code: the job's per-task code (read, zstd, JSON, find terms, windows, sums by key)
   without Spark, in a fresh process with the workers' environment (conf/spark); with the
   compiled (numba) finder and with the numpy one; and as many processes at once as the job
-  has cores, each over its share of the files: the warm job is compared with that (two busy
-  cores of this VM each run slower than one alone, Spark or not).
+  has cores, each over its share of the files: the warm job is compared with that, at the
+  job's own parallelism.
 - Python reference: the plain single-process counter (json, str.split, Counter, the window
   loop: the study's way), over the first --reference-mb MB.
 - zstd -dc: decompression alone, the limit.
@@ -51,7 +51,8 @@ from cputime import become_subreaper, descendants, process_table, run_measured  
 from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
-from freqgap.counting.sources import iter_lines  # noqa: E402
+from freqgap.counting.job import balanced_bins  # noqa: E402
+from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
 from freqgap.spark_session import read_spark_defaults  # noqa: E402
 
 WORK = REPO / "out" / "bench"
@@ -115,13 +116,13 @@ def reference_files(files: list[Path], limit_mb: float) -> tuple[list[Path], flo
     return chosen, size
 
 
-def _cpu_seconds_in_fresh_process(code: str, args: list[str], env: dict[str, str] | None = None,
-                                  concurrent: list[list[str]] | None = None) -> float:
-    """CPU-seconds that `code` (run as a fresh `python -c`, this repository importable)
-    prints as its last word; with `concurrent`, one process per argument list at once, summed."""
+def _cpu_seconds_in_fresh_processes(code: str, arg_lists: list[list[str]],
+                                    env: dict[str, str] | None = None) -> float:
+    """CPU-seconds that `code`, run as fresh `python -c` processes at once (one per argument
+    list, this repository importable), print as their last word, summed."""
     full_env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}
     procs = [subprocess.Popen([sys.executable, "-c", code, *a], stdout=subprocess.PIPE, text=True, cwd=REPO,
-                              env=full_env) for a in (concurrent or [args])]
+                              env=full_env) for a in arg_lists]
     total = 0.0
     for proc in procs:
         out, _ = proc.communicate()
@@ -129,17 +130,6 @@ def _cpu_seconds_in_fresh_process(code: str, args: list[str], env: dict[str, str
             raise SystemExit(f"bench: a measuring process failed ({proc.returncode})")
         total += float(out.split()[-1])
     return total
-
-
-def size_balanced(files: list[Path], parts: int) -> list[list[Path]]:
-    """Files in `parts` lists of about equal size (largest first, each to the lightest)."""
-    out: list[list[Path]] = [[] for _ in range(min(parts, len(files)))]
-    load = [0] * len(out)
-    for f in sorted(files, key=lambda f: -f.stat().st_size):
-        lightest = load.index(min(load))
-        out[lightest].append(f)
-        load[lightest] += f.stat().st_size
-    return out
 
 
 def worker_environment() -> dict[str, str]:
@@ -167,16 +157,17 @@ def reference_rate(files: list[Path], mb: float, rules: TermRules) -> float:
         "    with open(f, 'rb') as raw, zstandard.ZstdDecompressor().stream_reader(raw) as z:\n"
         "        count_jsonl_lines(io.TextIOWrapper(z, encoding='utf-8'), rules)\n"
         "print(time.process_time() - t)\n")
-    return mb / _cpu_seconds_in_fresh_process(code, [json.dumps(rules.to_config()), *map(str, files)])
+    return mb / _cpu_seconds_in_fresh_processes(code, [[json.dumps(rules.to_config()), *map(str, files)]])
 
 
 def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str, processes: int = 1) -> float:
     """The per-task code from the files on disk (read, zstd, lines, JSON, count), no Spark:
     in a fresh process with the workers' environment (conf/spark), as a worker runs it; the
     compiled code is loaded (a first count of one record) before the clock starts. With
-    `processes` > 1, that many at once over size-balanced shares of the files, as the job's
-    tasks run on as many cores: what the warm job is compared with (on this VM two busy
-    cores each run slower than one alone, and that is the machine, not Spark)."""
+    `processes` > 1, that many at once over size-balanced shares of the files (the job's
+    own `balanced_bins`), as the job's tasks run on as many cores: what the warm job is
+    compared with, so that what two busy cores share (caches, memory) is not counted as
+    Spark's cost."""
     code = (
         "import json, sys, time\n"
         "from freqgap.counting import partials\n"
@@ -192,8 +183,8 @@ def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str, 
         "print(time.process_time() - t)\n")
     env = {**worker_environment(), "FREQGAP_COUNT_ENGINE": engine}
     config = json.dumps(rules.to_config())
-    shares = [[config, *map(str, part)] for part in size_balanced(files, processes)]
-    return mb / _cpu_seconds_in_fresh_process(code, shares[0], env, concurrent=shares if processes > 1 else None)
+    shares = balanced_bins([InputFile(i, str(f), f.stat().st_size, 0) for i, f in enumerate(files)], processes)
+    return mb / _cpu_seconds_in_fresh_processes(code, [[config, *(f.path for f in share)] for share in shares], env)
 
 
 def numba_compile_seconds() -> tuple[float, float]:

@@ -26,31 +26,36 @@ LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 ONES = np.uint64(0x0101010101010101)
 
 
-def _word_pointer(context, builder, signature, args, bits=64):
-    ary = context.make_array(signature.args[0])(context, builder, args[0])
-    index = context.cast(builder, args[1], signature.args[1], types.intp)
-    return builder.bitcast(builder.gep(ary.data, [index]), ir.IntType(bits).as_pointer())
+def _pointer(context, builder, signature, args, pointee, at=0):
+    """A `pointee *` to byte args[at + 1] of the uint8 array args[at]."""
+    ary = context.make_array(signature.args[at])(context, builder, args[at])
+    index = context.cast(builder, args[at + 1], signature.args[at + 1], types.intp)
+    return builder.bitcast(builder.gep(ary.data, [index]), pointee.as_pointer())
+
+
+def _is_uint8_array(arr, i) -> bool:
+    return isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)
 
 
 @intrinsic
 def load_u64(typingctx, arr, i):
     """arr[i:i + 8] as a little-endian uint64."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+    if not _is_uint8_array(arr, i):
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.load(_word_pointer(context, builder, signature, args), align=1)
+        return builder.load(_pointer(context, builder, signature, args, ir.IntType(64)), align=1)
     return types.uint64(arr, i), codegen
 
 
 @intrinsic
 def load_u16(typingctx, arr, i):
     """arr[i] | arr[i + 1] << 8 (two bytes in one load)."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+    if not _is_uint8_array(arr, i):
         return None
 
     def codegen(context, builder, signature, args):
-        value = builder.load(_word_pointer(context, builder, signature, args, 16), align=1)
+        value = builder.load(_pointer(context, builder, signature, args, ir.IntType(16)), align=1)
         return builder.zext(value, ir.IntType(64))
     return types.int64(arr, i), codegen
 
@@ -58,12 +63,12 @@ def load_u16(typingctx, arr, i):
 @intrinsic
 def store_u64(typingctx, arr, i, v):
     """arr[i:i + 8] = the little-endian bytes of v."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)):
+    if not _is_uint8_array(arr, i):
         return None
 
     def codegen(context, builder, signature, args):
         value = context.cast(builder, args[2], signature.args[2], types.uint64)
-        builder.store(value, _word_pointer(context, builder, signature, args), align=1)
+        builder.store(value, _pointer(context, builder, signature, args, ir.IntType(64)), align=1)
         return context.get_dummy_value()
     return types.void(arr, i, v), codegen
 
@@ -103,10 +108,9 @@ _I8, _I32 = ir.IntType(8), ir.IntType(32)
 _V32 = ir.VectorType(_I8, 32)
 
 
-def _vector_pointer(context, builder, array_type, array, index, index_type):
-    ary = context.make_array(array_type)(context, builder, array)
-    index = context.cast(builder, index, index_type, types.intp)
-    return builder.bitcast(builder.gep(ary.data, [index]), _V32.as_pointer())
+def _load32(context, builder, signature, args, at=0):
+    """The 32 bytes of array args[at] from byte args[at + 1], as a <32 x i8> vector."""
+    return builder.load(_pointer(context, builder, signature, args, _V32, at), align=1)
 
 
 def _splat(byte: int):
@@ -118,10 +122,6 @@ def _mask(builder, lanes):
     return builder.zext(builder.bitcast(lanes, _I32), ir.IntType(64))
 
 
-def _is_uint8_array(arr, i) -> bool:
-    return isinstance(arr, types.Array) and arr.dtype == types.uint8 and isinstance(i, types.Integer)
-
-
 @intrinsic
 def space_mask32(typingctx, arr, i):
     """Bit k set where arr[i + k] is an ASCII space (k < 32)."""
@@ -129,8 +129,7 @@ def space_mask32(typingctx, arr, i):
         return None
 
     def codegen(context, builder, signature, args):
-        v = builder.load(_vector_pointer(context, builder, signature.args[0], args[0], args[1],
-                                         signature.args[1]), align=1)
+        v = _load32(context, builder, signature, args)
         return _mask(builder, builder.icmp_unsigned("==", v, _splat(0x20)))
     return types.uint64(arr, i), codegen
 
@@ -143,8 +142,7 @@ def json_special_mask32(typingctx, arr, i):
         return None
 
     def codegen(context, builder, signature, args):
-        v = builder.load(_vector_pointer(context, builder, signature.args[0], args[0], args[1],
-                                         signature.args[1]), align=1)
+        v = _load32(context, builder, signature, args)
         low = builder.icmp_unsigned("<", v, _splat(0x20))
         high = builder.icmp_unsigned(">=", v, _splat(0x80))
         quote = builder.icmp_unsigned("==", v, _splat(0x22))
@@ -160,10 +158,8 @@ def copy32(typingctx, dst, j, src, i):
         return None
 
     def codegen(context, builder, signature, args):
-        v = builder.load(_vector_pointer(context, builder, signature.args[2], args[2], args[3],
-                                         signature.args[3]), align=1)
-        builder.store(v, _vector_pointer(context, builder, signature.args[0], args[0], args[1],
-                                         signature.args[1]), align=1)
+        builder.store(_load32(context, builder, signature, args, at=2),
+                      _pointer(context, builder, signature, args, _V32), align=1)
         return context.get_dummy_value()
     return types.void(dst, j, src, i), codegen
 

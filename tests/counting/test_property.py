@@ -141,4 +141,3 @@ def test_window_keys_with_and_without_their_counting_pass(window, max_order):
     want, _ = chunk_keys(texts, rules, codec)
     got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
     assert _as_dict(got) == _as_dict(want)
-
