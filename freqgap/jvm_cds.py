@@ -1,5 +1,7 @@
 """A per-machine class-data-sharing archive for the Spark driver JVM: `get_spark()` uses it for
-the JVM it starts, and `python -m freqgap.jvm_cds ARGS` is `spark-submit ARGS` with it.
+the JVM it starts, `conf/spark/spark-env.sh` gives it to a plain `SPARK_CONF_DIR=conf/spark
+spark-submit`, and `python -m freqgap.jvm_cds ARGS` is `spark-submit ARGS` with it whatever
+the conf directory.
 
 Why: a cold driver spends about 4 of its ~9 CPU-s start-up loading, parsing and verifying
 some 20,000 classes; a dynamic AppCDS archive (JDK 13+) maps them ready-made. The first run
@@ -21,14 +23,20 @@ import glob
 import hashlib
 import os
 import secrets
+import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 ENV_SWITCH = "FREQGAP_JVM_CDS"
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+_SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
+_SPARK_ENV_FLAG = "--freqgap-spark-env"               # conf/spark/spark-env.sh's call
+_PUBLISH_FLAG = "--freqgap-publish-when-done"         # its watcher of a first run's dump
 _DUMP_OPTION = "-XX:ArchiveClassesAtExit="
 _STALE_TMP_S = 3600
+_FRESH_TMP_S = 120                       # a dump this recent is being checked and published
 _KEEP = 4                                # archives kept per machine (~120 MB each), newest first
 # java options whose value is the next argument
 _VALUE_OPTIONS = ("-cp", "-classpath", "--class-path", "--add-modules", "--add-opens",
@@ -129,26 +137,59 @@ def find_archive(key: str, directory: Path | None = None) -> Path | None:
     return None
 
 
-def driver_options(key: str | None, directory: Path | None = None) -> tuple[str, Path | None]:
+def driver_options(key: str | None, directory: Path | None = None,
+                   jvm_pid: int | None = None) -> tuple[str, Path | None]:
     """(JVM options to add, the temporary file a dump will write or None).
 
-    With an archive: map it. Without: dump one at exit into a private temporary name.
+    With an archive: map it. Without: dump one at exit into a private temporary name (named
+    by `jvm_pid`, the JVM's process, else this one's). While another run's fresh dump of the
+    same key is being checked (the previous run of a script, just exited), wait up to 5 s for
+    it to be published, else run without: never two dumps of one key side by side.
     """
     if key is None or not enabled():
         return "", None
     directory = directory or cache_dir()
     found = find_archive(key, directory)
+    if found is None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            _remove_stale(directory)
+        except OSError:
+            return "", None
+        found = _being_published(key, directory)
     if found is not None:
         return f"-XX:SharedArchiveFile={found} -Xshare:auto {_QUIET}", None
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        _remove_stale(directory)
-    except OSError:
-        return "", None
+    if _fresh_dumps(key, directory):
+        return "", None                  # another run's dump is still being checked: no second one
     if not os.access(directory, os.W_OK | os.X_OK):
         return "", None                  # a read-only cache: run without an archive
-    pending = directory / f"{key}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    pending = directory / f"{key}.tmp-{jvm_pid or os.getpid()}-{secrets.token_hex(4)}"
     return f"{_DUMP_OPTION}{pending} {_QUIET}", pending
+
+
+def _fresh_dumps(key: str, directory: Path) -> list[Path]:
+    """Dumps of `key` written in the last two minutes and not yet published."""
+    now = time.time()
+    fresh = []
+    for path in directory.glob(f"{key}.tmp-*"):
+        try:
+            if now - path.stat().st_mtime < _FRESH_TMP_S:
+                fresh.append(path)
+        except OSError:
+            continue
+    return fresh
+
+
+def _being_published(key: str, directory: Path, wait_s: float = 5.0) -> Path | None:
+    """The archive of a dump that a finished run is checking now (its JVM has just exited:
+    the next run of a script, say), waited for up to `wait_s`; None if there is none."""
+    end = time.monotonic() + wait_s
+    while _fresh_dumps(key, directory) and time.monotonic() < end:
+        time.sleep(0.1)
+        found = find_archive(key, directory)
+        if found is not None:
+            return found
+    return None
 
 
 def _remove_stale(directory: Path) -> None:
@@ -236,7 +277,8 @@ def _unlink(path: Path) -> None:
 
 
 def submit(argv: list[str]) -> int:
-    """`spark-submit ARGS` with the driver JVM on an archive of its own (dumped on first use).
+    """`spark-submit ARGS` with the driver JVM on an archive of its own (dumped on first use),
+    whatever SPARK_CONF_DIR holds (`conf/spark`'s spark-env.sh does the same inside spark-submit).
 
     Spark puts SPARK_CONF_DIR first on the driver's class path, where the JDK refuses a
     non-empty directory; `--driver-class-path SPARK_HOME/jars/*` puts the jars ahead of it.
@@ -245,43 +287,159 @@ def submit(argv: list[str]) -> int:
 
     spark_home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
     command = [os.path.join(spark_home, "bin", "spark-submit"), *argv]
-    if any(a.startswith(("--driver-class-path", "spark.driver.extraClassPath")) for a in argv):
+    if not archive_applies(spark_home, argv):
         return subprocess.call(command)   # the user's class path: run without an archive
-    jars = os.path.join(spark_home, "jars", "*")
     options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)))
     env = {**os.environ, "SPARK_HOME": spark_home,
            "SPARK_SUBMIT_OPTS": f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {options}".strip()}
-    proc = subprocess.Popen([command[0], "--driver-class-path", jars, *argv], env=env)
-    jvm = _wait_for_java(proc) if pending is not None else None
+    proc = subprocess.Popen([command[0], "--driver-class-path", _jars(spark_home), *argv], env=env)
+    jvm = _wait_for_java(proc.pid, proc.poll) if pending is not None else None
     returncode = proc.wait()
     if pending is not None:
         finish(pending, jvm, returncode)
     return returncode
 
 
+def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
+    """Shell code for `conf/spark/spark-env.sh`, which Spark's scripts source before they run
+    the launcher: for `spark-class org.apache.spark.deploy.SparkSubmit ARGS` whose driver runs
+    here, `set --` the same arguments with `--driver-class-path SPARK_HOME/jars/*` first and
+    the archive's options added to SPARK_SUBMIT_OPTS; '' for anything else.
+
+    Why here: a plain `SPARK_CONF_DIR=conf/spark spark-submit ...` then maps the archive too
+    (a cold run: ~3 CPU-s less). spark-class execs into the driver JVM, so `jvm_pid` (the
+    script's own pid) becomes the JVM's: a first run's dump is published by a watcher process
+    once that JVM has exited, as `submit` does after waiting for it.
+    """
+    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS or not enabled():
+        return ""
+    spark_home = os.environ.get("SPARK_HOME", "")
+    argv = spark_class_args[1:]
+    if not spark_home or not archive_applies(spark_home, argv):
+        return ""
+    options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)),
+                                      jvm_pid=jvm_pid)
+    if not options:
+        return ""
+    if pending is not None:
+        subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    submit_opts = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {options}".strip()
+    args = [_SPARK_SUBMIT_CLASS, "--driver-class-path", _jars(spark_home), *argv]
+    return f"set -- {shlex.join(args)}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
+
+
+def publish_when_done(jvm_pid: int, pending: Path, start_timeout_s: float = 60) -> Path | None:
+    """Wait for `jvm_pid` to become the driver JVM and to exit, then check and publish its dump."""
+    command = _wait_for_java(jvm_pid, lambda: None if _alive(jvm_pid) else 0, start_timeout_s)
+    if command is None:
+        _unlink(pending)
+        return None
+    _wait_for_exit(jvm_pid)
+    # Not our child: its exit status is unknown; the -Xshare:on check of the file decides.
+    return finish(pending, command, 0) if pending.exists() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return Path(f"/proc/{pid}").exists() and _state(pid) != "Z"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def _wait_for_exit(pid: int) -> None:
+    """Block until `pid` has exited: a pidfd where Linux has one, else a poll twice a second."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        while _alive(pid):
+            time.sleep(0.5)
+        return
+    try:
+        select.select([fd], [], [])
+    finally:
+        os.close(fd)
+
+
+def archive_applies(spark_home: str, argv: list[str]) -> bool:
+    """Whether spark-submit ARGS runs its driver here on Spark's own class path: not a class
+    path of the user's (an option or a conf file setting), not a cluster-mode driver."""
+    words = list(argv)
+    for conf_file in _conf_files(spark_home, argv):
+        words += _read(conf_file).split()
+    if any(w.startswith("--driver-class-path") or "spark.driver.extraClassPath" in w for w in words):
+        return False
+    pairs = zip(argv, argv[1:])
+    return not any((a == "--deploy-mode" and b == "cluster") or a == "--deploy-mode=cluster"
+                   or (a == "--conf" and b.replace(" ", "") == "spark.submit.deployMode=cluster")
+                   for a, b in pairs) and "spark.submit.deployMode cluster" not in " ".join(words)
+
+
+def _conf_files(spark_home: str, argv: list[str]) -> list[Path]:
+    """The properties files spark-submit reads: SPARK_CONF_DIR's defaults and --properties-file."""
+    files = [Path(os.environ.get("SPARK_CONF_DIR") or Path(spark_home, "conf")) / "spark-defaults.conf"]
+    for option, value in zip(argv, argv[1:]):
+        if option == "--properties-file":
+            files.append(Path(value))
+    files += [Path(a.split("=", 1)[1]) for a in argv if a.startswith("--properties-file=")]
+    return files
+
+
+def _jars(spark_home: str) -> str:
+    return os.path.join(spark_home, "jars", "*")
+
+
 def _submit_identity(spark_home: str, argv: list[str]) -> str:
-    """spark-submit's options (up to the application) and the conf file it reads."""
-    options = []
-    for arg in argv:
+    """spark-submit's options (up to the application) and the conf files it reads. The master
+    and the application's name do not change the driver's JVM command line: left out, so a
+    cluster's changing port does not dump a new archive each time."""
+    options, args = [], iter(argv)
+    for arg in args:
         if not arg.startswith("-") and arg.endswith((".py", ".jar", ".R")):
             break                         # the application; what follows are its arguments
+        if arg in ("--master", "--name"):
+            next(args, None)
+            continue
         options.append(arg)
-    conf_dir = Path(os.environ.get("SPARK_CONF_DIR") or Path(spark_home, "conf"))
-    return "\0".join(["spark-submit", *options, _read(conf_dir / "spark-defaults.conf")])
+    conf = [_read(path) for path in _conf_files(spark_home, argv)]
+    return "\0".join(["spark-submit", *options, *conf])
 
 
-def _wait_for_java(proc: subprocess.Popen, timeout_s: float = 60) -> list[str] | None:
-    """The driver JVM's command line once spark-submit has exec'd into it (same pid)."""
+def _wait_for_java(pid: int, exited, timeout_s: float = 60) -> list[str] | None:
+    """The driver JVM's command line once spark-submit has exec'd into it (same pid);
+    `exited()` is None while the process runs."""
     end = time.monotonic() + timeout_s
-    while proc.poll() is None and time.monotonic() < end:
-        command = jvm_command(proc.pid)
+    while exited() is None and time.monotonic() < end:
+        command = jvm_command(pid)
         if command and os.path.basename(command[0]) == "java" and "-cp" in command:
             return command
         time.sleep(0.05)
     return None
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str]) -> int:
+    """`python -m freqgap.jvm_cds`: the spark-submit wrapper, or spark-env.sh's two helpers."""
+    if argv[:1] == [_SPARK_ENV_FLAG] and len(argv) >= 2:
+        sys.stdout.write(spark_env(int(argv[1]), argv[2:]))
+        return 0
+    if argv[:1] == [_PUBLISH_FLAG] and len(argv) == 3:
+        publish_when_done(int(argv[1]), Path(argv[2]))
+        return 0
+    return submit(argv)
 
-    sys.exit(submit(sys.argv[1:]))
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,7 @@ def test_finish_publishes_only_a_checked_dump(tmp_path, monkeypatch):
 
 _SESSION = """
 import sys
+import time
 from pathlib import Path
 from freqgap.spark_session import get_spark
 spark = get_spark(master="local[1]")
@@ -226,3 +228,115 @@ def test_jars_go_ahead_of_a_non_empty_spark_conf_dir(tmp_path, monkeypatch):
     assert with_jars_first("/spark", mine) == mine                        # the user's own: kept
     monkeypatch.delenv("SPARK_CONF_DIR")
     assert with_jars_first("/spark", {"a": "1"}) == {"a": "1"}
+
+
+def _spark_env_args(args: list[str], env: dict[str, str]) -> list[str]:
+    """What spark-class's "$@" becomes after conf/spark/spark-env.sh is sourced with `args`."""
+    script = ('set -a; set -- "$@"; . "$FREQGAP_SPARK_ENV"; set +a; '
+              'printf "%s\\n" "$@"; printf "OPTS=%s\\n" "$SPARK_SUBMIT_OPTS"')
+    proc = subprocess.run(["bash", "-c", script, "spark-class", *args], capture_output=True, text=True,
+                          env={**env, "FREQGAP_SPARK_ENV": str(REPO / "conf" / "spark" / "spark-env.sh")},
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_spark_env_puts_the_jars_first_and_maps_the_archive_only_for_a_driver_here(tmp_path, spark_home):
+    cache = tmp_path / "cache"
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO),
+           "PYSPARK_PYTHON": sys.executable, "SPARK_HOME": str(spark_home),
+           "SPARK_CONF_DIR": str(conf), "FREQGAP_CACHE_DIR": str(cache), "SPARK_SUBMIT_OPTS": "-Dmine=1"}
+    submit = ["org.apache.spark.deploy.SparkSubmit", "--master", "local[1]", "job.py", "a b", "--x"]
+    # An archive for this submit's key exists: its options, the jars first, arguments intact.
+    key = _submit_key(env, spark_home, submit[1:])
+    (cache / "jvm-cds").mkdir(parents=True)
+    archive = cache / "jvm-cds" / f"{key}.3.jsa"
+    archive.write_bytes(b"abc")
+    lines = _spark_env_args(submit, env)
+    assert lines[:-1] == [submit[0], "--driver-class-path", str(spark_home / "jars" / "*"), *submit[1:]]
+    assert lines[-1] == f"OPTS=-Dmine=1 -XX:SharedArchiveFile={archive} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+    unchanged = [submit, ["org.apache.spark.deploy.master.Master", "--port", "1"],
+                 [submit[0], "--driver-class-path", "/my.jar", "job.py"],
+                 [submit[0], "--conf", "spark.driver.extraClassPath=/my.jar", "job.py"],
+                 [submit[0], "--deploy-mode", "cluster", "job.py"],
+                 [submit[0], "--conf", "spark.submit.deployMode=cluster", "job.py"]]
+    for i, args in enumerate(unchanged):
+        run_env = {**env, "FREQGAP_JVM_CDS": "0"} if i == 0 else env
+        assert _spark_env_args(args, run_env) == [*args, "OPTS=-Dmine=1"], args
+    # A class path in the conf file spark-submit reads is the user's too.
+    (conf / "spark-defaults.conf").write_text("spark.driver.extraClassPath /my.jar\n")
+    assert _spark_env_args(submit, env) == [*submit, "OPTS=-Dmine=1"]
+    # A Python that lacks freqgap (or fails) leaves spark-submit as it was.
+    assert _spark_env_args(submit, {**env, "PYTHONPATH": "", "PYSPARK_PYTHON": "/bin/false"}) \
+        == [*submit, "OPTS=-Dmine=1"]
+
+
+def _submit_key(env: dict[str, str], spark_home, args: list[str]) -> str:
+    """The archive key spark-env.sh's helper computes for `args` in `env`."""
+    code = ("import sys; from freqgap import jvm_cds; print(jvm_cds.archive_key(sys.argv[1], {}, "
+            "extra=jvm_cds._submit_identity(sys.argv[1], sys.argv[2:])))")
+    return subprocess.run([sys.executable, "-c", code, str(spark_home), *args], env=env, check=True,
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def test_the_submit_key_ignores_the_master_and_the_name_not_driver_options(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    base = jvm_cds._submit_identity("/s", ["--master", "spark://127.0.0.1:4011", "--name", "a", "j.py"])
+    assert base == jvm_cds._submit_identity("/s", ["--master", "local[2]", "j.py"])
+    assert base != jvm_cds._submit_identity("/s", ["--driver-java-options", "-Xss1m", "j.py"])
+    (tmp_path / "extra.conf").write_text("spark.driver.memory 2g\n")
+    assert base != jvm_cds._submit_identity("/s", ["--properties-file", str(tmp_path / "extra.conf"), "j.py"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_plain_spark_submit_with_conf_spark_builds_then_uses_its_archive(tmp_path):
+    """`SPARK_CONF_DIR=conf/spark spark-submit` (no wrapper): spark-env.sh maps the archive,
+    and a watcher publishes the first run's dump after its JVM exits."""
+    from tests.counting.cluster import SPARK_HOME
+
+    script = tmp_path / "job.py"
+    script.write_text(_SUBMITTED)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "HOME": str(tmp_path),
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_CACHE_DIR": str(tmp_path / "cache"),
+           "SPARK_CONF_DIR": str(REPO / "conf" / "spark")}
+    archives = tmp_path / "cache" / "jvm-cds"
+
+    def run() -> str:
+        proc = subprocess.run([str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", str(script)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    assert run() == "285 dumps\n"
+    for _ in range(600):                       # the watcher checks the dump, then renames it
+        if list(archives.glob("*.jsa")) and not list(archives.glob("*.tmp-*")):
+            break
+        time.sleep(0.1)
+    assert [p.name.endswith(f".{p.stat().st_size}.jsa") for p in archives.iterdir()] == [True]
+    assert run() == "285 uses\n"
+
+
+def test_a_run_waits_for_a_dump_being_published_and_never_dumps_beside_it(tmp_path, monkeypatch):
+    """The next run of a script starts while the last one's watcher checks its dump: it maps
+    the archive once published, and never writes a second dump of the same key beside it."""
+    import threading
+
+    monkeypatch.delenv(jvm_cds.ENV_SWITCH, raising=False)
+    pending = tmp_path / "k.tmp-1-aa"
+    pending.write_bytes(b"abc")
+    timer = threading.Timer(0.3, lambda: pending.rename(tmp_path / "k.3.jsa"))
+    timer.start()
+    try:
+        assert jvm_cds.driver_options("k", tmp_path)[0].startswith(f"-XX:SharedArchiveFile={tmp_path / 'k.3.jsa'} ")
+    finally:
+        timer.cancel()
+    (tmp_path / "k.3.jsa").unlink()
+    pending.write_bytes(b"abc")                                  # a check that never ends
+    assert jvm_cds.driver_options("k", tmp_path) == ("", None)
+    os.utime(pending, (time.time() - 600, time.time() - 600))    # an old one: a dump as usual
+    options, fresh = jvm_cds.driver_options("k", tmp_path)
+    assert options.startswith("-XX:ArchiveClassesAtExit=") and fresh != pending
