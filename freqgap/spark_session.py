@@ -224,8 +224,24 @@ def _finish_dump(proc, pending: Path, command: list[str] | None) -> None:
 def runs_locally(master: str | None) -> bool:
     """Whether get_spark(master) runs in local mode: the argument, else spark-submit's
     --master (MASTER), else local[*] when not submitted (a master from a conf file: no)."""
-    chosen = master or os.environ.get("MASTER") or ("" if _submitted_master() else "local[*]")
+    chosen = master or os.environ.get("MASTER") or (_master_spark_submit_set() if _submitted_master() else "local[*]")
     return chosen.startswith("local")
+
+
+def _master_spark_submit_set() -> str:
+    """Under spark-submit, the master it gave its JVM ('' when that JVM can't be asked).
+
+    Why: a plain `spark-submit --master local[N] jobs/count_terms.py` is local mode too and
+    gets spark-local.conf (the preloading worker daemon) as `freqgap count` does."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return ""
+    from pyspark import SparkConf, SparkContext
+
+    try:
+        SparkContext._ensure_initialized()     # connects to spark-submit's JVM (started already)
+        return SparkConf().get("spark.master", "") or ""
+    except Exception:                          # noqa: BLE001 - no JVM to ask: not local
+        return ""
 
 
 def _submitted_master() -> bool:

@@ -105,13 +105,17 @@ def test_the_daemon_is_set_for_local_mode_not_in_the_cluster_defaults():
 
 
 def test_local_mode_is_told_from_the_master(monkeypatch):
+    from freqgap import spark_session
     from freqgap.spark_session import runs_locally
 
     for var in ("MASTER", "PYSPARK_GATEWAY_PORT", "PYSPARK_SUBMIT_ARGS"):
         monkeypatch.delenv(var, raising=False)
     assert runs_locally(None) and runs_locally("local[2]") and not runs_locally("spark://h:7077")
-    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")                  # under spark-submit
-    assert not runs_locally(None)
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")                  # under spark-submit:
+    monkeypatch.setattr(spark_session, "_master_spark_submit_set", lambda: "spark://h:7077")
+    assert not runs_locally(None)                                    # its JVM's master decides
+    monkeypatch.setattr(spark_session, "_master_spark_submit_set", lambda: "local[3]")
+    assert runs_locally(None)
     monkeypatch.setenv("MASTER", "local[4]")
     assert runs_locally(None) and not runs_locally("yarn")
 
@@ -184,7 +188,7 @@ def _fake_site(root: Path, zips: list[str]) -> list[str]:
 def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
     from importlib import metadata
 
-    from freqgap.counting.worker_daemon import prefer_installed_packages
+    from freqgap.pyspark_path import prefer_installed_packages
 
     version = metadata.version("py4j")
     path = _fake_site(tmp_path, ["pyspark.zip", f"py4j-{version}-src.zip"])
@@ -194,7 +198,7 @@ def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
 
 
 def test_spark_zips_stay_where_they_are_not_copies(tmp_path):
-    from freqgap.counting.worker_daemon import prefer_installed_packages
+    from freqgap.pyspark_path import prefer_installed_packages
 
     # a py4j of another version than the zip's; a pyspark.zip of a Spark distribution
     # (not inside the pyspark this path imports)
@@ -217,3 +221,31 @@ def test_workers_import_the_installed_pyspark_not_its_zip(spark):
         lambda _: (sys.modules["pyspark"].__file__, sys.modules["py4j"].__file__)).collect()[0]
     assert ".zip" not in files[0] and Path(files[0]).resolve() == Path(pyspark.__file__).resolve()
     assert ".zip" not in files[1], files
+
+
+_SUBMITTED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from freqgap.pyspark_path import prefer_installed_packages
+prefer_installed_packages()
+import pyspark
+from freqgap.spark_session import get_spark
+sc = get_spark().sparkContext
+print(sc.master, sc.getConf().get("spark.python.daemon.module", "-"), ".zip" in pyspark.__file__)
+sc.stop()
+"""
+
+
+def test_plain_spark_submit_in_local_mode_gets_the_preloading_daemon(tmp_path):
+    """`spark-submit --master local[N]` is local mode as `freqgap count` is: spark-local.conf
+    applies, and its driver imports PySpark from the installed package, not Spark's zip."""
+    from tests.counting.cluster import SPARK_HOME
+
+    script = tmp_path / "job.py"
+    script.write_text(_SUBMITTED)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1", "HOME": str(tmp_path),
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_JVM_CDS": "0"}
+    proc = subprocess.run([str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", str(script), str(REPO)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["local[1]", "freqgap.counting.worker_daemon", "False"]
