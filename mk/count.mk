@@ -10,7 +10,7 @@ demo-count: setup ## count the bundled sample corpus into out/counts, and plot t
 # spark-submit form, for arguments: make count ARGS="--input ... --out ..."
 count: setup ## spark-submit jobs/count_terms.py $(ARGS) (e.g. ARGS="--input DIR --out DIR")
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') \
-	  SPARK_CONF_DIR=conf/spark $(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
+	  SPARK_CONF_DIR=conf/spark PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
 
 bench-count: setup ## counting benchmark on real text and a generated corpus (ARGS=--quick: one run each)
 	$(PY) bench/bench_count.py $(ARGS)
