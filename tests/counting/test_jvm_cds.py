@@ -193,26 +193,6 @@ sc.stop()
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_spark_submit_through_the_wrapper_builds_then_uses_its_archive(tmp_path):
-    script = tmp_path / "job.py"
-    script.write_text(_SUBMITTED)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "HOME": str(tmp_path),
-           "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_CACHE_DIR": str(tmp_path / "cache"),
-           "SPARK_CONF_DIR": str(REPO / "conf" / "spark")}
-
-    def run() -> str:
-        proc = subprocess.run([sys.executable, "-m", "freqgap.jvm_cds", "--master", "local[1]", str(script)],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return proc.stdout
-
-    assert run() == "285 dumps\n"
-    assert len(list((tmp_path / "cache" / "jvm-cds").glob("*.jsa"))) == 1
-    assert run() == "285 uses\n"
-
-
 def test_jars_go_ahead_of_a_non_empty_spark_conf_dir(tmp_path, monkeypatch):
     """SPARK_CONF_DIR first on the class path makes the JDK refuse the archive: every run
     would dump one and throw it away."""
@@ -292,9 +272,11 @@ def test_the_submit_key_ignores_the_master_and_the_name_not_driver_options(monke
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_plain_spark_submit_with_conf_spark_builds_then_uses_its_archive(tmp_path):
-    """`SPARK_CONF_DIR=conf/spark spark-submit` (no wrapper): spark-env.sh maps the archive,
-    and a watcher publishes the first run's dump after its JVM exits."""
+@pytest.mark.parametrize("launcher", ["wrapper", "plain spark-submit"])
+def test_spark_submit_builds_then_uses_its_archive(tmp_path, launcher):
+    """With SPARK_CONF_DIR=conf/spark, `python -m freqgap.jvm_cds ARGS` and a plain
+    `spark-submit ARGS` (spark-env.sh; a watcher publishes the first run's dump after its JVM
+    exits) both dump the archive once, then map it."""
     from tests.counting.cluster import SPARK_HOME
 
     script = tmp_path / "job.py"
@@ -304,15 +286,17 @@ def test_plain_spark_submit_with_conf_spark_builds_then_uses_its_archive(tmp_pat
            "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_CACHE_DIR": str(tmp_path / "cache"),
            "SPARK_CONF_DIR": str(REPO / "conf" / "spark")}
     archives = tmp_path / "cache" / "jvm-cds"
+    command = ([sys.executable, "-m", "freqgap.jvm_cds"] if launcher == "wrapper"
+               else [str(SPARK_HOME / "bin" / "spark-submit")])
 
     def run() -> str:
-        proc = subprocess.run([str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", str(script)],
+        proc = subprocess.run([*command, "--master", "local[1]", str(script)],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return proc.stdout
 
     assert run() == "285 dumps\n"
-    for _ in range(600):                       # the watcher checks the dump, then renames it
+    for _ in range(600):                       # a watcher checks the dump, then renames it
         if list(archives.glob("*.jsa")) and not list(archives.glob("*.tmp-*")):
             break
         time.sleep(0.1)
