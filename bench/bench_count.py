@@ -231,7 +231,7 @@ def wait_for_archives(timeout_s: float = 120) -> None:
     from freqgap import jvm_cds
 
     end = time.monotonic() + timeout_s
-    while list(jvm_cds.cache_dir().glob("*.tmp-*")) and time.monotonic() < end:
+    while jvm_cds.temporary_dumps() and time.monotonic() < end:
         time.sleep(0.2)
 
 

@@ -167,17 +167,21 @@ def driver_options(key: str | None, directory: Path | None = None,
     return f"{_DUMP_OPTION}{pending} {_QUIET}", pending
 
 
-def _fresh_dumps(key: str, directory: Path) -> list[Path]:
-    """Dumps of `key` written in the last two minutes and not yet published."""
+def temporary_dumps(directory: Path | None = None, key: str = "*") -> list[tuple[Path, float]]:
+    """(path, age in seconds) of the dumps (of `key`) not yet published or removed."""
     now = time.time()
-    fresh = []
-    for path in directory.glob(f"{key}.tmp-*"):
+    found = []
+    for path in (directory or cache_dir()).glob(f"{key}.tmp-*"):
         try:
-            if now - path.stat().st_mtime < _FRESH_TMP_S:
-                fresh.append(path)
+            found.append((path, now - path.stat().st_mtime))
         except OSError:
             continue
-    return fresh
+    return found
+
+
+def _fresh_dumps(key: str, directory: Path) -> list[Path]:
+    """Dumps of `key` written in the last two minutes and not yet published."""
+    return [path for path, age in temporary_dumps(directory, key) if age < _FRESH_TMP_S]
 
 
 def _being_published(key: str, directory: Path, wait_s: float = 5.0) -> Path | None:
@@ -194,13 +198,9 @@ def _being_published(key: str, directory: Path, wait_s: float = 5.0) -> Path | N
 
 def _remove_stale(directory: Path) -> None:
     """Temporary dumps older than an hour: left by a run that was killed."""
-    now = time.time()
-    for path in directory.glob("*.tmp-*"):
-        try:
-            if now - path.stat().st_mtime > _STALE_TMP_S:
-                path.unlink()
-        except OSError:
-            continue
+    for path, age in temporary_dumps(directory):
+        if age > _STALE_TMP_S:
+            _unlink(path)
 
 
 def jvm_command(pid: int) -> list[str] | None:
@@ -286,13 +286,13 @@ def submit(argv: list[str]) -> int:
     import pyspark
 
     spark_home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
-    command = [os.path.join(spark_home, "bin", "spark-submit"), *argv]
-    if not archive_applies(spark_home, argv):
-        return subprocess.call(command)   # the user's class path: run without an archive
-    options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)))
-    env = {**os.environ, "SPARK_HOME": spark_home,
-           "SPARK_SUBMIT_OPTS": f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {options}".strip()}
-    proc = subprocess.Popen([command[0], "--driver-class-path", _jars(spark_home), *argv], env=env)
+    spark_submit = os.path.join(spark_home, "bin", "spark-submit")
+    plan = _submit_plan(spark_home, argv)
+    if plan is None:
+        return subprocess.call([spark_submit, *argv])   # no archive: run it unchanged
+    args, submit_opts, pending = plan
+    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_SUBMIT_OPTS": submit_opts}
+    proc = subprocess.Popen([spark_submit, *args], env=env)
     jvm = _wait_for_java(proc.pid, proc.poll) if pending is not None else None
     returncode = proc.wait()
     if pending is not None:
@@ -314,20 +314,30 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
     if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS or not enabled():
         return ""
     spark_home = os.environ.get("SPARK_HOME", "")
-    argv = spark_class_args[1:]
-    if not spark_home or not archive_applies(spark_home, argv):
+    plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home else None
+    if plan is None:
         return ""
-    options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)),
-                                      jvm_pid=jvm_pid)
-    if not options:
-        return ""
+    args, submit_opts, pending = plan
     if pending is not None:
         subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
+    return f"set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
+
+
+def _submit_plan(spark_home: str, argv: list[str],
+                 jvm_pid: int | None = None) -> tuple[list[str], str, Path | None] | None:
+    """(spark-submit's arguments with Spark's jars first on the driver's class path, its
+    SPARK_SUBMIT_OPTS with the archive's options, the dump a first run writes or None) for
+    the wrapper and spark-env.sh alike; None where no archive applies."""
+    if not archive_applies(spark_home, argv):
+        return None
+    options, pending = driver_options(archive_key(spark_home, {}, extra=_submit_identity(spark_home, argv)),
+                                      jvm_pid=jvm_pid)
+    if not options:
+        return None
     submit_opts = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {options}".strip()
-    args = [_SPARK_SUBMIT_CLASS, "--driver-class-path", _jars(spark_home), *argv]
-    return f"set -- {shlex.join(args)}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
+    return ["--driver-class-path", _jars(spark_home), *argv], submit_opts, pending
 
 
 def publish_when_done(jvm_pid: int, pending: Path, start_timeout_s: float = 60) -> Path | None:

@@ -15,12 +15,12 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
 
     Why: Spark puts `pyspark.zip` and `py4j-<version>-src.zip` first on every Python
     worker's path (and spark-submit on its Python driver's), and a zip holds no compiled
-    `.pyc`: the daemon (or driver) then compiles each PySpark module it imports from source, 1.25 CPU-s against 0.17 from the installed package's
-    `__pycache__`. pip's pyspark carries the zip inside itself
-    (`<site>/pyspark/python/lib/pyspark.zip`, built from the same sources), so where that
-    is the pyspark this interpreter would import without the zip, the zip goes; the py4j zip
-    goes where the installed py4j has the version in its name. Anything else (a Spark
-    distribution's zips, another layout) stays as Spark set it.
+    `.pyc`: the daemon (or driver) then compiles each PySpark module it imports from source,
+    1.25 CPU-s against 0.17 from the installed package's `__pycache__`. pip's pyspark
+    carries the zip inside itself (`<site>/pyspark/python/lib/pyspark.zip`, built from the
+    same sources), so where that is the pyspark this interpreter would import without the
+    zip, the zip goes; the py4j zip goes where the installed py4j has the version in its
+    name. Anything else (a Spark distribution's zips, another layout) stays as Spark set it.
     """
     import importlib.machinery
     from importlib import metadata
