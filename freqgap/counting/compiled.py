@@ -296,57 +296,51 @@ def merge_sums(k1, c1, k2, c2):
     return keys[:m], counts[:m]
 
 
-# Keys (8 bytes each) _window_keys may allocate for a chunk without counting them first.
-WINDOW_KEYS_BOUND = 1 << 22
-
-
 @njit(cache=True)
 def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     """Packed codec keys of every position pair (and triple) within the window: terms in a
-    key ordered as strings (by `rank`), each term's codec id in `bits` bits."""
+    key ordered as strings (by `rank`), each term's codec id in `bits` bits.
+
+    First, two pointers find end[i], one past the last term of i's document within i's
+    window, so the keys are counted exactly (m later terms: m pairs, m(m - 1)/2 triples) and
+    the loops run over known ranges: no test of document and distance per key, and arrays
+    of the keys' size (the bound W - 1 and (W - 1)(W - 2)/2 per term left most of a chunk's
+    arrays unused and out of cache: 0.05 CPU-s more per 157 MB at W = 10)."""
     n = doc.shape[0]
-    # Room for as many keys as the window allows (each term pairs with at most W - 1 later
-    # ones) saves a counting pass (a third of the time) where that bound is small; else count.
-    n_pairs = n * (window - 1)
-    n_triples = n * ((window - 1) * (window - 2) // 2) if want_triples else 0
-    if n_pairs + n_triples > WINDOW_KEYS_BOUND:
-        n_pairs = 0
-        n_triples = 0
-        for i in range(n):
-            j = i + 1
-            while j < n and doc[j] == doc[i] and pos[j] - pos[i] < window:
-                n_pairs += 1
-                if want_triples:
-                    k = j + 1
-                    while k < n and doc[k] == doc[i] and pos[k] - pos[i] < window:
-                        n_triples += 1
-                        k += 1
-                j += 1
+    end = np.empty(n, np.int64)
+    e = 0
+    n_pairs = 0
+    n_triples = 0
+    for i in range(n):
+        e = max(e, i + 1)
+        while e < n and doc[e] == doc[i] and pos[e] - pos[i] < window:
+            e += 1
+        end[i] = e
+        later = e - i - 1
+        n_pairs += later
+        n_triples += later * (later - 1) // 2
     pairs = np.empty(n_pairs, np.int64)
-    triples = np.empty(n_triples, np.int64)
+    triples = np.empty(n_triples if want_triples else 0, np.int64)
     p = 0
     t = 0
     for i in range(n):
         a = rank[i]
-        j = i + 1
-        while j < n and doc[j] == doc[i] and pos[j] - pos[i] < window:
+        e = end[i]
+        for j in range(i + 1, e):
             b = rank[j]
             lo = min(a, b)
             hi = max(a, b)
             pairs[p] = (gid[lo] << bits) | gid[hi]
             p += 1
             if want_triples:
-                k = j + 1
-                while k < n and doc[k] == doc[i] and pos[k] - pos[i] < window:
+                for k in range(j + 1, e):
                     c = rank[k]
                     x = min(lo, c)                 # lo <= hi: sorted without a branch
                     z = max(hi, c)
                     y = lo + hi + c - x - z
                     triples[t] = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
                     t += 1
-                    k += 1
-            j += 1
-    return pairs[:p], triples[:t]
+    return pairs, triples
 
 
 class CompiledFinder:
@@ -461,8 +455,11 @@ class CompiledFinder:
         in one compiled pass: O(occurrences), not O(terms x W^2) array passes."""
         pairs, triples = _window_keys(occ.doc, occ.pos, occ.term_id, gid, self.rules.window,
                                       BITS, self.rules.max_order >= 3)
-        pairs.sort()                     # in place: np.unique would copy, mask and diff
-        triples.sort()
+        # In place (np.unique would copy, mask and diff), and stable: numpy's timsort uses the
+        # runs a chunk's keys have in the order they are made, and was 25-30 % faster here
+        # than its quicksort (8.3 against 12.3 ns a key on real-text triples at W = 10).
+        pairs.sort(kind="stable")
+        triples.sort(kind="stable")
         return _runs(pairs), _runs(triples)
 
     def __call__(self, texts) -> TermOccurrences:
