@@ -298,8 +298,9 @@ def merge_sums(k1, c1, k2, c2):
 
 @njit(cache=True)
 def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
-    """Packed codec keys of every position pair (and triple) within the window: terms in a
-    key ordered as strings (by `rank`), each term's codec id in `bits` bits.
+    """Packed codec keys of every position pair (and triple) within the window, terms in a
+    key ordered as strings (by `rank`), each term's codec id in `bits` bits; and how many
+    keys of each are smaller than the one made before (`_sort_keys`).
 
     First, two pointers find end[i], one past the last term of i's document within i's
     window, so the keys are counted exactly (m later terms: m pairs, m(m - 1)/2 triples) and
@@ -323,6 +324,10 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     triples = np.empty(n_triples if want_triples else 0, np.int64)
     p = 0
     t = 0
+    pair_descents = 0                # keys smaller than the one before: runs - 1
+    triple_descents = 0
+    last_pair = -1
+    last_triple = -1
     for i in range(n):
         a = rank[i]
         e = end[i]
@@ -330,7 +335,10 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
             b = rank[j]
             lo = min(a, b)
             hi = max(a, b)
-            pairs[p] = (gid[lo] << bits) | gid[hi]
+            key = (gid[lo] << bits) | gid[hi]
+            pairs[p] = key
+            pair_descents += key < last_pair
+            last_pair = key
             p += 1
             if want_triples:
                 for k in range(j + 1, e):
@@ -338,9 +346,25 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
                     x = min(lo, c)                 # lo <= hi: sorted without a branch
                     z = max(hi, c)
                     y = lo + hi + c - x - z
-                    triples[t] = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
+                    key = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
+                    triples[t] = key
+                    triple_descents += key < last_triple
+                    last_triple = key
                     t += 1
-    return pairs, triples
+    return pairs, triples, pair_descents, triple_descents
+
+
+LONG_RUNS = 32     # mean length of the ascending runs from which timsort beats quicksort
+
+
+def _sort_keys(keys: np.ndarray, descents: int) -> None:
+    """Sort a chunk's keys in place (np.unique would copy, mask and diff): with numpy's
+    timsort where they were made in long ascending runs, else its quicksort. Real text's
+    dense runs of numbers (tables, listings) make triples in runs of 40-85 keys, where
+    timsort took 5-7 ns a key against quicksort's 9.5-10.6; on keys in no order (runs of 2:
+    the generated corpus, most pairs) it took 75-90 against 9-10."""
+    long_runs = keys.size >= LONG_RUNS * (descents + 1)
+    keys.sort(kind="stable" if long_runs else "quicksort")
 
 
 class CompiledFinder:
@@ -453,13 +477,10 @@ class CompiledFinder:
     def window_keys(self, occ: TermOccurrences, gid: np.ndarray):
         """(pair keys, counts), (triple keys, counts) in codec keys (freqgap.counting.codec),
         in one compiled pass: O(occurrences), not O(terms x W^2) array passes."""
-        pairs, triples = _window_keys(occ.doc, occ.pos, occ.term_id, gid, self.rules.window,
-                                      BITS, self.rules.max_order >= 3)
-        # In place (np.unique would copy, mask and diff), and stable: numpy's timsort uses the
-        # runs a chunk's keys have in the order they are made, and was 25-30 % faster here
-        # than its quicksort (8.3 against 12.3 ns a key on real-text triples at W = 10).
-        pairs.sort(kind="stable")
-        triples.sort(kind="stable")
+        pairs, triples, pair_descents, triple_descents = _window_keys(
+            occ.doc, occ.pos, occ.term_id, gid, self.rules.window, BITS, self.rules.max_order >= 3)
+        _sort_keys(pairs, pair_descents)
+        _sort_keys(triples, triple_descents)
         return _runs(pairs), _runs(triples)
 
     def __call__(self, texts) -> TermOccurrences:

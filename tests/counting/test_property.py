@@ -136,3 +136,34 @@ def test_window_keys_of_dense_runs(window, max_order):
     want, _ = chunk_keys(texts, rules, codec)
     got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
     assert _as_dict(got) == _as_dict(want)
+
+
+def test_window_keys_count_their_descents_and_sort_either_way():
+    """_window_keys reports how many keys are smaller than the one made before (what
+    _sort_keys picks timsort or quicksort by); both sorts give sorted keys."""
+    import random
+
+    import numpy as np
+
+    from freqgap.counting.codec import BITS
+    from freqgap.counting.compiled import LONG_RUNS, _sort_keys, _window_keys
+    from freqgap.counting.engine import term_finder
+
+    rng = random.Random(7)
+    texts = [" ".join(rng.choice(["5", "17", "hours", "x", "2", "days", "400", "3"]) for _ in range(400))
+             for _ in range(4)]
+    rules = TermRules(window=10)
+    occ = term_finder(rules, "numba").find_terms(texts, names=False)
+    pairs, triples, pair_descents, triple_descents = _window_keys(
+        occ.doc, occ.pos, occ.term_id, occ.term_codes, rules.window, BITS, True)
+    for keys, descents in ((pairs, pair_descents), (triples, triple_descents)):
+        assert descents == np.count_nonzero(keys[1:] < keys[:-1])
+    in_order = np.repeat(np.arange(50, dtype=np.int64), 3)[::-1].copy()   # 1 run per key
+    runs = np.concatenate([np.arange(100, dtype=np.int64) + i for i in range(8)])  # 8 long runs
+    for keys in (triples.copy(), in_order, runs):
+        want = np.sort(keys)
+        descents = int(np.count_nonzero(keys[1:] < keys[:-1]))
+        _sort_keys(keys, descents)
+        assert np.array_equal(keys, want)
+    # the long runs take timsort, the descending keys quicksort
+    assert runs.size >= LONG_RUNS * (7 + 1) and in_order.size < LONG_RUNS * (49 + 1)
