@@ -306,13 +306,17 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     window, so the keys are counted exactly (m later terms: m pairs, m(m - 1)/2 triples) and
     the loops run over known ranges: no test of document and distance per key, and arrays
     of the keys' size (the bound W - 1 and (W - 1)(W - 2)/2 per term left most of a chunk's
-    arrays unused and out of cache: 0.05 CPU-s more per 157 MB at W = 10)."""
+    arrays unused and out of cache). Each term is packed as its rank above its codec id, so
+    min and max order a key's terms as strings and a mask gives the ids, with no lookup of
+    them per key (15 % of this pass at W = 10)."""
     n = doc.shape[0]
     end = np.empty(n, np.int64)
+    packed = np.empty(n, np.int64)
     e = 0
     n_pairs = 0
     n_triples = 0
     for i in range(n):
+        packed[i] = (rank[i] << bits) | gid[rank[i]]
         e = max(e, i + 1)
         while e < n and doc[e] == doc[i] and pos[e] - pos[i] < window:
             e += 1
@@ -320,6 +324,7 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
         later = e - i - 1
         n_pairs += later
         n_triples += later * (later - 1) // 2
+    mask = (np.int64(1) << bits) - 1
     pairs = np.empty(n_pairs, np.int64)
     triples = np.empty(n_triples if want_triples else 0, np.int64)
     p = 0
@@ -329,24 +334,24 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     last_pair = -1
     last_triple = -1
     for i in range(n):
-        a = rank[i]
+        a = packed[i]
         e = end[i]
         for j in range(i + 1, e):
-            b = rank[j]
+            b = packed[j]
             lo = min(a, b)
             hi = max(a, b)
-            key = (gid[lo] << bits) | gid[hi]
+            key = ((lo & mask) << bits) | (hi & mask)
             pairs[p] = key
             pair_descents += key < last_pair
             last_pair = key
             p += 1
             if want_triples:
                 for k in range(j + 1, e):
-                    c = rank[k]
+                    c = packed[k]
                     x = min(lo, c)                 # lo <= hi: sorted without a branch
                     z = max(hi, c)
                     y = lo + hi + c - x - z
-                    key = (gid[x] << (2 * bits)) | (gid[y] << bits) | gid[z]
+                    key = ((x & mask) << (2 * bits)) | ((y & mask) << bits) | (z & mask)
                     triples[t] = key
                     triple_descents += key < last_triple
                     last_triple = key
