@@ -158,12 +158,12 @@ def test_window_keys_count_their_descents_and_sort_either_way():
         occ.doc, occ.pos, occ.term_id, occ.term_codes, rules.window, BITS, True)
     for keys, descents in ((pairs, pair_descents), (triples, triple_descents)):
         assert descents == np.count_nonzero(keys[1:] < keys[:-1])
-    in_order = np.repeat(np.arange(50, dtype=np.int64), 3)[::-1].copy()   # 1 run per key
+    descending = np.repeat(np.arange(50, dtype=np.int64), 3)[::-1].copy()   # runs of 3 equal keys
     runs = np.concatenate([np.arange(100, dtype=np.int64) + i for i in range(8)])  # 8 long runs
-    for keys in (triples.copy(), in_order, runs):
+    for keys in (triples.copy(), descending, runs):
         want = np.sort(keys)
         descents = int(np.count_nonzero(keys[1:] < keys[:-1]))
         _sort_keys(keys, descents)
         assert np.array_equal(keys, want)
     # the long runs take timsort, the descending keys quicksort
-    assert runs.size >= LONG_RUNS * (7 + 1) and in_order.size < LONG_RUNS * (49 + 1)
+    assert runs.size >= LONG_RUNS * (7 + 1) and descending.size < LONG_RUNS * (49 + 1)
