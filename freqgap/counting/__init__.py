@@ -8,9 +8,15 @@ Modules, one job each:
 - `sources`  lists inputs and streams lines out of plain, .zst and .gz files;
 - `documents` the texts of a corpus as the job reads them (training reads the same);
 - `reference` an independent single-process counter (the tests' oracle, the benchmark's baseline);
-- `job`      the Spark orchestration: groups, resume, merge, atomic commit, manifest.
+- `job`      the Spark orchestration: groups, resume, merge, atomic commit, manifest;
+- `numpy_sorts` numpy's AVX2 sorts on AMD Zen 4 (its AVX-512 ones run 5x slower there):
+  called here, before any module of the package imports numpy.
 """
 
-from freqgap.counting.rules import TermRules
+from freqgap.counting.numpy_sorts import prefer_fast_sorts
+
+prefer_fast_sorts()
+
+from freqgap.counting.rules import TermRules  # noqa: E402 - after numpy's environment is set
 
 __all__ = ["TermRules"]

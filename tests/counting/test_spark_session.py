@@ -134,3 +134,15 @@ def test_workers_get_malloc_settings_that_keep_big_arrays_on_the_heap(spark):
     plain = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
     assert _mmapped_bytes(plain) >= 24 << 20            # glibc's default: mmap'ed
     assert _mmapped_bytes({**plain, "GLIBC_TUNABLES": setting}) == 0
+
+
+def test_workers_allocate_arrow_memory_with_that_same_malloc(spark):
+    """conf/spark names Arrow's system allocator for the workers and Arrow uses it there
+    (its mimalloc gave freed pages back between tasks: fresh zeroed pages every reduce)."""
+    assert read_spark_defaults()["spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"] == "system"
+    import os
+
+    def pool(_):
+        import pyarrow as pa
+        return os.environ.get("ARROW_DEFAULT_MEMORY_POOL"), pa.default_memory_pool().backend_name
+    assert spark.sparkContext.parallelize([0], 1).map(pool).collect() == [("system", "system")]
