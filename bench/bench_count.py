@@ -283,6 +283,22 @@ def pile_projection(rate: float, spread_cost: float) -> str:
             f"rate of {rate:,.1f} MB per CPU-second: {PILE_MB / rate / 3600:,.1f} CPU-hours; {how}.")
 
 
+def cpu_description() -> str:
+    """The CPU the figures were measured on (they depend on it: this VM's host changes), and
+    whether numpy's AVX-512 sorts were set aside (freqgap.counting.numpy_sorts)."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").split("\n\n", 1)[0].splitlines():
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    sorts = os.environ.get("NPY_DISABLE_CPU_FEATURES")
+    return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, model "
+            f"{fields.get('model', '?')}); numpy's sorts: "
+            + (f"AVX-512 set aside ({sorts})" if sorts else "numpy's own choice"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one run per measure, big-files layout "
@@ -380,7 +396,7 @@ def main() -> int:
     spark.stop()
 
     lines_out = [
-        f"Machine: {os.cpu_count()} cores, local[{args.cores}]; load average {load_start[0]:.1f} at start, "
+        f"Machine: {cpu_description()}, {os.cpu_count()} cores, local[{args.cores}]; load average {load_start[0]:.1f} at start, "
         f"{os.getloadavg()[0]:.1f} at the end (other work shares the machine: rates are per CPU-second). "
         f"Medians of {runs} ({rounds} for the alternating warm job, task code and W = 10 runs).",
         f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
@@ -446,7 +462,7 @@ def main() -> int:
         {"results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
          "fixed_freqgap_count_cpu_s": fixed_py_cpu, "fixed_freqgap_count_wall_s": fixed_py_wall,
          "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
-         "load_average": [load_start, os.getloadavg()], "realtext": real}, indent=1, default=str))
+         "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description()}, indent=1, default=str))
     return 0
 
 
