@@ -52,6 +52,7 @@ from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.counting.job import balanced_bins  # noqa: E402
+from freqgap.counting.numpy_sorts import cpu_fields  # noqa: E402
 from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
 from freqgap.spark_session import read_spark_defaults  # noqa: E402
 
@@ -286,13 +287,10 @@ def pile_projection(rate: float, spread_cost: float) -> str:
 def cpu_description() -> str:
     """The CPU the figures were measured on (they depend on it: this VM's host changes), and
     whether numpy's AVX-512 sorts were set aside (freqgap.counting.numpy_sorts)."""
-    fields: dict[str, str] = {}
     try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").split("\n\n", 1)[0].splitlines():
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
+        fields = cpu_fields(Path("/proc/cpuinfo").read_text(errors="replace"))
     except OSError:
-        pass
+        fields = {}
     sorts = os.environ.get("NPY_DISABLE_CPU_FEATURES")
     return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, model "
             f"{fields.get('model', '?')}); numpy's sorts: "

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib import metadata
 
 # numpy's names of its AVX-512 dispatch targets: since 2.4 by x86-64 level, before by
 # feature group (an unknown name only draws an ImportWarning, hence the version check).
@@ -31,14 +30,19 @@ NPY_VAR = "NPY_DISABLE_CPU_FEATURES"
 OPT_OUT = "FREQGAP_NUMPY_AVX512_SORTS"
 
 
-def is_zen4(cpuinfo: str) -> bool:
-    """Whether /proc/cpuinfo's text describes an AMD Zen 4 CPU (family 19h with AVX-512)."""
-    first = cpuinfo.split("\n\n", 1)[0]
+def cpu_fields(cpuinfo: str) -> dict[str, str]:
+    """The fields of the first processor in /proc/cpuinfo's text ("vendor_id", "flags" ...)."""
     fields: dict[str, str] = {}
-    for line in first.splitlines():
+    for line in cpuinfo.split("\n\n", 1)[0].splitlines():
         key, sep, value = line.partition(":")
         if sep:
-            fields[key.strip()] = value.strip()
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def is_zen4(cpuinfo: str) -> bool:
+    """Whether /proc/cpuinfo's text describes an AMD Zen 4 CPU (family 19h with AVX-512)."""
+    fields = cpu_fields(cpuinfo)
     return (fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == str(ZEN4_FAMILY)
             and "avx512f" in fields.get("flags", "").split())
 
@@ -64,9 +68,16 @@ def prefer_fast_sorts(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, str]:
         return {}
     try:
         with open(cpuinfo_path, encoding="ascii", errors="replace") as handle:
-            cpuinfo = handle.read(1 << 16)
+            cpuinfo = handle.read(1 << 14)        # the first processor's block is ~2 KB
+    except OSError:
+        return {}
+    if not is_zen4(cpuinfo):       # the common case, without importlib.metadata (~30 ms)
+        return {}
+    from importlib import metadata
+
+    try:
         changes = sort_environment(cpuinfo, metadata.version("numpy"), os.environ)
-    except (OSError, metadata.PackageNotFoundError, ValueError):
+    except (metadata.PackageNotFoundError, ValueError):
         return {}
     os.environ.update(changes)
     return changes
