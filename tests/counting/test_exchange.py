@@ -331,3 +331,36 @@ def test_all_equal_kinds_of_a_count_batch():
     batch = partials._count_batch("t", np.arange(5, dtype=np.int64), np.ones(5, np.int64))
     assert exchange._all_equal(batch.column(0), "t") and not exchange._all_equal(batch.column(0), "p")
     assert batch.to_pydict()["kind"] == ["t"] * 5
+
+
+def test_final_tables_store_terms_as_dictionary_pages_and_read_back_as_plain_strings(tmp_path):
+    """decode_table's dictionary columns are written as Parquet dictionary pages (no string
+    per row), but every reader gets the contract's plain types back: pyarrow (no Arrow
+    schema in the file, so no dictionary type), DuckDB and polars."""
+    import duckdb
+    import polars as pl
+
+    from freqgap.contract import DATASETS as CONTRACT
+
+    rules = TermRules()
+    codec = TermCodec(rules)
+    ids = codec.encode(["12", "3", "hour", "day", "7"])
+    keys = np.unique(TermCodec.triple_keys(ids[[0, 1, 2, 0]], ids[[1, 2, 3, 4]], ids[[4, 4, 4, 1]]))
+    uri = (tmp_path / "r.run").as_uri()
+    exchange.write_run(uri, keys, np.arange(1, keys.size + 1))
+    final = tmp_path / "final"
+    reduce_range([(uri, "t", int(keys.size))], None, None, 0, rules, final.as_uri(), False)
+    (path,) = check_parquet("triples", final / "triples")
+    assert pq.read_schema(path) == CONTRACT["triples"].schema()
+    column = pq.read_metadata(path).row_group(0).column(0)
+    assert column.has_dictionary_page and "RLE_DICTIONARY" in column.encodings
+    table = pq.read_table(path)
+    want = [tuple(codec.decode(np.array([int(i[0]) for i in TermCodec.split(np.array([k]), 3)])).to_pylist())
+            for k in keys.tolist()]
+    assert [(r["t1"], r["t2"], r["t3"]) for r in table.to_pylist()] == want
+    assert table.column("count").to_pylist() == list(range(1, keys.size + 1))
+    types = duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+    assert [(name, kind) for name, kind, *_ in types] == [("t1", "VARCHAR"), ("t2", "VARCHAR"),
+                                                         ("t3", "VARCHAR"), ("count", "BIGINT")]
+    assert pl.read_parquet(path).schema == {"t1": pl.String, "t2": pl.String, "t3": pl.String,
+                                            "count": pl.Int64}
