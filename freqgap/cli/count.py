@@ -51,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="input files per resumable group (default: 2 x Spark's default parallelism)")
     p.add_argument("--spread", type=non_negative_int, metavar="N",
                    help="partitions to spread a group's lines over before tokenising "
-                        "(default: 2 x cores when a group has fewer files than cores; 0: never)")
+                        "(default: 2 x cores when a group of at least 64 MiB has at most half as many "
+                        "files as cores; 0: never)")
     p.add_argument("--master", metavar="URL",
                    help="Spark master when not started by spark-submit (default: local[*])")
     add_progress_interval(p)
@@ -157,7 +158,10 @@ def options_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from freqgap.blas_threads import single_threaded_blas
     from freqgap.outdir import claim
+
+    single_threaded_blas()            # before numpy's import: no BLAS thread pool to start
 
     # one run per local output directory (a URI is not claimed); the lock file lies beside
     # it: the job refuses an output directory holding files that are not its own

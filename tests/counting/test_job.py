@@ -275,5 +275,12 @@ def test_default_groups_by_bytes_and_files(spark, tmp_path, monkeypatch):
     per = 2 * spark.sparkContext.defaultParallelism          # 4 on local[2]
     sizes = [len(g) for g in job._groups(files)]
     assert sum(sizes) == 11 and all(n >= per for n in sizes) and len(sizes) == 11 // per
-    assert job._spread_for(files[:1]) == 2 * spark.sparkContext.defaultParallelism
+    assert job._spread_for(files[:1]) == 0            # 100 bytes: the split job costs more
     assert job._spread_for(files[:2]) == 0
+    big = [InputFile(i, f"/x/{i}.jsonl.zst", job_module.SPREAD_MIN_BYTES, 0) for i in range(2)]
+    assert job._spread_for(big[:1]) == 2 * spark.sparkContext.defaultParallelism
+    assert job._spread_for(big[:2]) == 0                # as many files as cores: no idle core
+    small = [InputFile(0, "/x/0.jsonl.zst", job_module.SPREAD_MIN_BYTES - 1, 0)]
+    assert job._spread_for(small) == 0
+    explicit = CountJob(spark, CountOptions(inputs=[], output=str(tmp_path / "o2"), rules=TermRules(), spread=3))
+    assert explicit._spread_for(small) == 3

@@ -146,3 +146,23 @@ def test_workers_allocate_arrow_memory_with_that_same_malloc(spark):
         import pyarrow as pa
         return os.environ.get("ARROW_DEFAULT_MEMORY_POOL"), pa.default_memory_pool().backend_name
     assert spark.sparkContext.parallelize([0], 1).map(pool).collect() == [("system", "system")]
+
+
+def test_workers_daemon_runs_numpy_without_a_blas_thread_pool(spark):
+    """conf/spark sets OPENBLAS_NUM_THREADS=1 for the workers (freqgap/blas_threads.py): the
+    daemon they are forked from imported numpy, and no OpenBLAS thread runs in it (those
+    carry the process's own name; jemalloc's background thread, say, has its own)."""
+    assert read_spark_defaults()["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "1"
+    import os
+
+    def threads(_):
+        import numpy  # noqa: F401 - imported by the daemon already; here for a plain daemon too
+        daemon = f"/proc/{os.getppid()}"
+        with open(f"{daemon}/comm") as f:
+            main = f.read()
+        names = []
+        for task in os.listdir(f"{daemon}/task"):
+            with open(f"{daemon}/task/{task}/comm") as f:
+                names.append(f.read())
+        return os.environ.get("OPENBLAS_NUM_THREADS"), names.count(main)
+    assert spark.sparkContext.parallelize([0], 1).map(threads).collect() == [("1", 1)]
