@@ -69,6 +69,21 @@ def test_counts_are_identical_with_and_without_the_preloading_daemon(spark, tmp_
     assert all(c for _, c, _ in stock)
 
 
+def test_preload_collects_once_and_freezes_the_heap_it_made():
+    """The collector is off during the imports and back on after them; what they made is
+    frozen (never walked, so never copied, by a forked worker's collections)."""
+    script = ("import gc\n"
+              "from freqgap.counting.worker_daemon import preload\n"
+              "collections = []\n"
+              "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info['generation']))\n"
+              "preload()\n"
+              "print(collections, gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["[2]", "True", "True"]
+
+
 def test_preload_works_without_numba():
     """Where numba does not import, the daemon still preloads (the numpy path) and starts."""
     script = ("import sys; sys.modules['numba'] = None\n"
