@@ -17,6 +17,12 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # index of the lowest set bit, 64 for 0
 from numba.extending import intrinsic
 
+from freqgap.counting.numba_cache import load_cached_code_lazily
+
+# Every module of compiled code imports this one: their cached code loads without numba's
+# compiler being built first (numba_cache.py).
+load_cached_code_lazily()
+
 __all__ = ["HIGH", "LOW7", "ONES", "count_bits", "count_byte", "copy32", "count_high_bits", "equal_bytes",
            "json_special_mask32", "load_u16", "load_u64", "space_mask32", "store_u64", "trailing_zeros"]
 
