@@ -18,6 +18,7 @@ from __future__ import annotations
 
 CHECKED_VERSIONS = ("0.68.1",)
 _EXPECTED_NAMES = ("refresh", "_guard_against_spurious_io_errors", "_load_overload")
+NUMBA_LOAD_OVERLOAD = None        # numba's own method, once replaced here
 
 
 def _load_overload_without_refresh(self, sig, target_context):
@@ -48,5 +49,3 @@ def load_cached_code_lazily() -> bool:
     caching.Cache.load_overload = _load_overload_without_refresh
     return True
 
-
-NUMBA_LOAD_OVERLOAD = None        # numba's own method, once replaced
