@@ -2,7 +2,7 @@
 
 Layers, bottom to top (README "Layout"):
   base       freqgap.errors, paths, config, manifest, contract, progress, spark_session, jsonl,
-             outdir, jvm_cds, pyspark_path
+             outdir, jvm_cds, pyspark_path, blas_threads
   analysis   freqgap.analysis.*  (tables, plots, reports: plain data in, never a stage)
   stages     corpus < counting < instances < inference < training < gaps < suites < dynamics
   workflows  freqgap.workflows.*  (orchestration: demo chain, simulate)
@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "freqgap"
 BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "jvm_cds", "outdir",
-        "jsonl", "pyspark_path")
+        "jsonl", "pyspark_path", "blas_threads")
 STAGES = ("corpus", "counting", "instances", "inference", "training", "gaps", "suites", "dynamics")
 LAYERS = ("base", "analysis", *STAGES, "workflows", "cli")
 
