@@ -73,6 +73,12 @@ def _local_path(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
+def local_path(path: str) -> str | None:
+    """The local file system path that a local path or file:// URI names (as `arrow_fs`
+    and `storage.qualify` read it: no percent-decoding), or None for a remote URI."""
+    return None if _is_remote(path) else _local_path(path)
+
+
 def _is_data_file(name: str) -> bool:
     base = os.path.basename(name)
     return (not base.startswith((".", "_"))) and base.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)

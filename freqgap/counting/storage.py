@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
+
+from freqgap.counting.sources import local_path   # the workers' reading of the same URIs
 
 
 def qualify(path: str) -> str:
@@ -22,16 +24,6 @@ def qualify(path: str) -> str:
     if len(urlparse(path).scheme) > 1:
         return path.rstrip("/")
     return "file://" + os.path.abspath(path)
-
-
-def local_path(uri: str) -> str | None:
-    """The local file system path of a file: URI (or of a plain path), else None."""
-    where = urlparse(uri)
-    if len(where.scheme) <= 1:           # no scheme (or a Windows drive letter)
-        return os.path.abspath(uri)
-    if where.scheme == "file" and where.netloc in ("", "localhost"):
-        return unquote(where.path)
-    return None
 
 
 class Storage:
