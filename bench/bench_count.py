@@ -53,7 +53,8 @@ from realtext import ensure_realtext  # noqa: E402
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.counting.job import balanced_bins  # noqa: E402
 from freqgap.counting.numpy_sorts import cpu_fields  # noqa: E402
-from freqgap.counting.sources import InputFile, iter_lines  # noqa: E402
+from freqgap.counting.inputs import InputFile  # noqa: E402
+from freqgap.counting.sources import iter_lines  # noqa: E402
 from freqgap.spark_session import read_spark_defaults  # noqa: E402
 
 WORK = REPO / "out" / "bench"
@@ -173,7 +174,7 @@ def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str, 
         "import json, sys, time\n"
         "from freqgap.counting import partials\n"
         "from freqgap.counting.rules import TermRules\n"
-        "from freqgap.counting.sources import InputFile\n"
+        "from freqgap.counting.inputs import InputFile\n"
         "rules = TermRules.from_config(json.loads(sys.argv[1]))\n"
         "list(partials.count_lines([(0, 1, b'{\"text\": \"5 hours 7\"}', False, None)], rules, 'fail', {0: 'x'}))\n"
         "inputs = [InputFile(i, f, 0, 0) for i, f in enumerate(sys.argv[2:])]\n"

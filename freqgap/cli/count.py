@@ -176,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     order = _order_options(args, options)
     if order is None and not any("://" in i for i in options.inputs):
-        from freqgap.counting.sources import list_inputs
+        from freqgap.counting.inputs import list_inputs
 
         list_inputs(options.inputs)   # a local input that matches nothing: refused before Spark
     spark = get_spark(master=args.master, app_name="freqgap-count-terms", verbose=args.verbose)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from freqgap.counting.records import RecordError, parse_record
-from freqgap.counting.sources import BadInputError, iter_lines, list_inputs
+from freqgap.counting.inputs import BadInputError, list_inputs
+from freqgap.counting.sources import iter_lines
 
 
 def iter_texts(inputs: Iterable[str | Path], text_field: str = "text") -> Iterator[str]:

@@ -17,13 +17,12 @@ A run file, little-endian int64 throughout, keys strictly increasing:
 
 with index[i] = keys[i * INDEX_STEP]. Files are read and written through pyarrow.fs, so the
 exchange works alike on a local disk, a shared file system and an object store
-(`sources.arrow_fs`).
+(`inputs.arrow_fs`).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -32,26 +31,15 @@ import pyarrow.compute as pc
 
 from freqgap.counting import arrow_arrays
 from freqgap.counting.engine import run_merger
-from freqgap.counting.partials import COUNT_KINDS, sum_by_key
-from freqgap.counting.sources import arrow_fs
+from freqgap.counting.inputs import arrow_fs, join
+from freqgap.counting.kinds import is_count_kind
+from freqgap.counting.partials import sum_by_key
+from freqgap.counting.task_results import INDEX_STEP, TaskResult
 
 MAGIC = 0x32584746            # "FGX2"
-WORK_FORMAT = 2               # run files and task results as written here (plan.json records it)
-INDEX_STEP = 4096             # rows per index key (and per sample the driver gets)
 _HEAD = 3                     # MAGIC, rows, INDEX_STEP
 _PREFETCH = 4096              # index keys read with the header in one ranged read
 SPILL_ROWS = 8_000_000        # a task writes a run of a kind when this many rows are pending
-
-KeyRange = tuple[int | None, int | None]      # [lo, hi) over int64 keys; None: unbounded
-
-
-def is_count_kind(kind: str) -> bool:
-    """Count rows (u, p, t, or u@<bucket> ...) go to run files; the rest are statistics."""
-    return kind.split("@", 1)[0] in COUNT_KINDS
-
-
-def join(base: str, *names: str) -> str:
-    return "/".join([base.rstrip("/"), *names])
 
 
 def _ascending(keys: np.ndarray) -> bool:
@@ -171,52 +159,6 @@ def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np
         if stop <= start:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         return keys[start:stop], _words(f, uri, stop - start, base + rows + first + start)
-
-
-@dataclass
-class TaskResult:
-    """What one count task hands the driver: where its runs are, each run's index keys
-    (the driver's samples for the reducers' key ranges), and its statistics rows."""
-
-    runs: list[tuple[str, str, int]] = field(default_factory=list)   # (uri, kind, rows)
-    index: list[list[int]] = field(default_factory=list)             # per run
-    stats: dict[tuple[str, int | None], int] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"runs": [list(r) for r in self.runs], "index": self.index,
-                "stats": [[k, key, n] for (k, key), n in self.stats.items()]}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "TaskResult":
-        return cls([tuple(r) for r in data["runs"]], data["index"],
-                   {(k, key): n for k, key, n in data["stats"]})
-
-
-def key_ranges(results: Iterable[TaskResult], reducers: int) -> list[KeyRange]:
-    """At most `reducers` key ranges [lo, hi), in key order, covering every int64 key once,
-    cut at weighted quantiles of the runs' index keys (each stands for the INDEX_STEP rows
-    from it, the last of a run for the rest), so each range holds about as many partial rows
-    of all kinds together. Keys are packed term ids, very unevenly spread: an even split of
-    the key space would give one reducer nearly everything."""
-    samples, weights = [], []
-    for result in results:
-        for (_, _, rows), index in zip(result.runs, result.index):
-            if index:
-                w = np.full(len(index), INDEX_STEP, np.int64)
-                w[-1] = rows - INDEX_STEP * (len(index) - 1)
-                samples.append(np.asarray(index, np.int64))
-                weights.append(w)
-    if reducers <= 1 or not samples:
-        return [(None, None)]
-    keys = np.concatenate(samples)
-    order = np.argsort(keys, kind="stable")
-    keys, w = keys[order], np.concatenate(weights)[order]
-    before = np.cumsum(w) - w                                 # rows before sample i
-    targets = int(w.sum()) * np.arange(1, reducers) / reducers
-    picks = np.minimum(np.searchsorted(before, targets, side="left"), keys.size - 1)
-    cuts = [int(k) for k in np.unique(keys[picks]) if k > keys[0]]
-    edges: list[int | None] = [None, *cuts, None]
-    return list(zip(edges[:-1], edges[1:]))
 
 
 def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:

@@ -16,14 +16,11 @@ import pyarrow.parquet as pq
 
 from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting import arrow_arrays, exchange
-from freqgap.counting.sources import arrow_fs
+from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.codec import MASK, TermCodec
-from freqgap.counting.partials import PAIR, TRIPLE, UNIGRAM
+from freqgap.counting.kinds import LAYOUT
 from freqgap.counting.rules import TermRules
 
-DATASETS = ("unigrams", "pairs", "triples")
-# dataset -> (partial kind, number of terms in a key)
-LAYOUT = {"unigrams": (UNIGRAM, 1), "pairs": (PAIR, 2), "triples": (TRIPLE, 3)}
 ROWS_PER_OUTPUT_FILE = 5_000_000
 
 
@@ -100,7 +97,7 @@ def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> in
 def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int | None, part: int,
                  rules: TermRules, final: str, bucketed: bool,
                  rows_per_file: int = ROWS_PER_OUTPUT_FILE, engine: str | None = None) -> dict[str, Any]:
-    """Sum keys [lo, hi) (exchange.key_ranges), write part `part` of every dataset under
+    """Sum keys [lo, hi) (task_results.key_ranges), write part `part` of every dataset under
     `final`/<dataset>/ and return {"kinds": {kind: [distinct rows, occurrences]}, "rows":
     {dataset: rows}}. Part 0 writes a file even when empty, so every dataset has its schema
     on disk."""
@@ -124,5 +121,5 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
         out["rows"][name] = int(keys.size)
         if keys.size or part == 0:
             _write(decode_table(codec, name, keys, counts, buckets),
-                   exchange.join(final, name), f"part-{part:05d}", rows_per_file)
+                   join(final, name), f"part-{part:05d}", rows_per_file)
     return out

@@ -16,6 +16,11 @@ does not pin the run to one core), then one reduce job whose tasks each sum a ke
 (cut at quantiles of the runs' index keys) over every run file and write their part of
 the tables. The JVM schedules and carries one small result per task; it never touches a
 per-key row.
+
+The driver imports only what plans, tracks and commits a run (inputs, kinds, task_results,
+storage: no numpy, pyarrow or zstandard, which cost 0.2-0.25 CPU-s of every cold run's
+driver; tests/counting/test_startup_imports.py checks); the functions that run in the tasks
+import the task code when they run there.
 """
 
 from __future__ import annotations
@@ -31,13 +36,13 @@ from typing import Any
 
 
 from freqgap.errors import FreqgapError
-from freqgap.counting import exchange, partials
-from freqgap.counting.final_tables import DATASETS, LAYOUT, reduce_range
+from freqgap.counting import kinds
 from freqgap.counting.corpus_check import verify_corpus_inputs
+from freqgap.counting.inputs import InputFile, list_inputs
+from freqgap.counting.kinds import DATASETS, LAYOUT
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import InputFile, list_inputs
-from freqgap.counting.spread import piece_rows, split_files
 from freqgap.counting.storage import Storage, qualify
+from freqgap.counting.task_results import WORK_FORMAT, TaskResult, key_ranges
 from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_iso
 from freqgap.progress import Progress, format_duration
 
@@ -66,11 +71,14 @@ class CountOptions:
     progress_interval: float = 10.0
 
 
-def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], rows=partials.line_rows):
-    """items -> partial batches: the count task of the ordinary job. `rows(items, text
-    field, on_bad)` gives the items' line rows: InputFiles (partials.line_rows) or the
-    pieces of spread files (spread.piece_rows)."""
+def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: bool = False):
+    """items -> partial batches: the count task of the ordinary job. The items are
+    InputFiles (their line rows: partials.line_rows) or, with pieces, the pieces of spread
+    files (spread.piece_rows)."""
     def count(items):
+        from freqgap.counting import partials, spread     # in the worker (module docstring)
+
+        rows = spread.piece_rows if pieces else partials.line_rows
         return partials.count_lines(rows(items, rules.text_field, on_bad), rules, on_bad, paths)
     return count
 
@@ -79,8 +87,30 @@ def _spilling(count, base: str):
     """mapPartitions function: run `count` over the items of the partition's bins and
     spill its partial counts to run files under `base`; yields the task's result (a dict)."""
     def task(bins):
-        yield exchange.spill(count(item for items in bins for item in items), base).to_json()
+        from freqgap.counting.exchange import spill        # in the worker (module docstring)
+
+        yield spill(count(item for items in bins for item in items), base).to_json()
     return task
+
+
+def _splitter(base: str, text_field: str, on_bad: str):
+    """mapPartitions function of the split job: files -> pieces (counting/spread.py)."""
+    def split(files):
+        from freqgap.counting.spread import split_files    # in the worker (module docstring)
+
+        return split_files(files, base, text_field, on_bad)
+    return split
+
+
+def _reducer(runs: list, ranges: list, rules: TermRules, final: str, bucketed: bool):
+    """mapPartitions function of the reduce job: key-range numbers -> their reduce results."""
+    def reduce(parts):
+        from freqgap.counting.final_tables import reduce_range   # in the worker (module docstring)
+
+        for part in parts:
+            lo, hi = ranges[part]
+            yield reduce_range(runs, lo, hi, part, rules, final, bucketed)
+    return reduce
 
 
 def balanced_bins(items: list, bins: int) -> list[list]:
@@ -221,7 +251,7 @@ class CountJob:
                     raise CountJobError(
                         f"--resume: the inputs or settings changed since the interrupted run in "
                         f"{self.opts.output}; rerun without --resume to start over.")
-                if previous.get("work_format") != exchange.WORK_FORMAT:
+                if previous.get("work_format") != WORK_FORMAT:
                     raise CountJobError(
                         f"--resume: the interrupted run in {self.opts.output} was written by another "
                         f"version of freqgap (its partial counts are in another format); rerun "
@@ -234,7 +264,7 @@ class CountJob:
             self.storage.delete(f"{self.out}/{name}")
         self.storage.mkdirs(f"{self.work}/groups")
         self.storage.write_text_atomic(plan_path, json.dumps(
-            {"fingerprint": fp, "work_format": exchange.WORK_FORMAT, "config": self.config(),
+            {"fingerprint": fp, "work_format": WORK_FORMAT, "config": self.config(),
              "inputs": [f.__dict__ for f in files]}, indent=1))
 
     # ---- counting -------------------------------------------------------------------
@@ -257,7 +287,7 @@ class CountJob:
         return _file_counter(self.rules, self.opts.on_bad_record, paths)
 
     def _count_tasks(self, group: list, paths: dict[int, str], base: str):
-        """The RDD of a group's count tasks; each yields one exchange.TaskResult as a dict."""
+        """The RDD of a group's count tasks; each yields one TaskResult as a dict."""
         sc = self.spark.sparkContext
         spread = self._spread_for(group)
         if not spread:
@@ -266,12 +296,11 @@ class CountJob:
                 _spilling(self._task_counter(paths), base))
         # A split job first: each file decompressed once into pieces (counting/spread.py).
         on_bad, text_field = self.opts.on_bad_record, self.rules.text_field
-        split_base = f"{base}/split"
         pieces = sc.parallelize(group, len(group)).mapPartitions(
-            lambda files: split_files(files, split_base, text_field, on_bad)).collect()
+            _splitter(f"{base}/split", text_field, on_bad)).collect()
         bins = balanced_bins(pieces, spread)
         return sc.parallelize(bins, len(bins)).mapPartitions(
-            _spilling(_file_counter(self.rules, on_bad, paths, rows=piece_rows), base))
+            _spilling(_file_counter(self.rules, on_bad, paths, pieces=True), base))
 
     # ---- reducing and committing ----------------------------------------------------
     bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
@@ -283,40 +312,34 @@ class CountJob:
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
         return max(parallel, math.ceil(rows / REDUCE_ROWS))
 
-    def _reduce(self, results: list[exchange.TaskResult]) -> list[dict[str, Any]]:
+    def _reduce(self, results: list[TaskResult]) -> list[dict[str, Any]]:
         """Sum every run by key range and write the tables under _work/final. The ranges
         come from the runs' index keys in the task results (also those of resumed groups),
         so each reduce task gets about as many rows; only the run names travel to them."""
         final = f"{self.work}/final"
         self.storage.delete(final)
         runs = [run for result in results for run in result.runs]
-        ranges = exchange.key_ranges(results, self._reducers(sum(rows for _, _, rows in runs)))
-        rules, bucketed = self.rules, self.bucketed
-
-        def reduce(parts):
-            for part in parts:
-                lo, hi = ranges[part]
-                yield reduce_range(runs, lo, hi, part, rules, final, bucketed)
-
+        ranges = key_ranges(results, self._reducers(sum(rows for _, _, rows in runs)))
         sc = self.spark.sparkContext
-        return sc.parallelize(range(len(ranges)), len(ranges)).mapPartitions(reduce).collect()
+        return sc.parallelize(range(len(ranges)), len(ranges)).mapPartitions(
+            _reducer(runs, ranges, self.rules, final, self.bucketed)).collect()
 
     def _commit_tables(self) -> None:
         for name in DATASETS:
             self.storage.delete(f"{self.out}/{name}")
             self.storage.rename(f"{self.work}/final/{name}", f"{self.out}/{name}")
 
-    def _statistics(self, results: list[exchange.TaskResult], reduced: list[dict[str, Any]],
+    def _statistics(self, results: list[TaskResult], reduced: list[dict[str, Any]],
                     files: list[InputFile]) -> dict[str, Any]:
         """Totals, per-file statistics and the skip report, from the tasks' statistics rows
         (a few per file and subset, at most 20 example lines per task, file and reason) and
         the reduce tasks' row and occurrence counts."""
-        kinds: dict[str, list[int]] = {}
+        by_kind: dict[str, list[int]] = {}       # kind -> [distinct rows, occurrences]
         sizes = dict.fromkeys(DATASETS, 0)
         for part in reduced:
             for kind, (rows, n) in part["kinds"].items():
                 base = kind.split("@", 1)[0]
-                entry = kinds.setdefault(base, [0, 0])
+                entry = by_kind.setdefault(base, [0, 0])
                 entry[0] += rows
                 entry[1] += n
             for name, rows in part["rows"].items():
@@ -330,28 +353,28 @@ class CountJob:
         subsets: dict[str, int] = {}
         skipped: dict[str, dict[str, Any]] = {}
         for (kind, key), n in sorted(stat_rows.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
-            name, *args = kind.split(partials.SEP)
-            if name in (partials.LINES, partials.BYTES, partials.DOCS, partials.TOKENS):
+            name, *args = kind.split(kinds.SEP)
+            if name in (kinds.LINES, kinds.BYTES, kinds.DOCS, kinds.TOKENS):
                 per_file[int(args[0])][name] = int(n)
-            elif name == partials.SUBSET:
+            elif name == kinds.SUBSET:
                 subsets[args[0]] = int(n)
             else:
                 entry = skipped.setdefault(by_index[int(args[0])], {}).setdefault(
                     args[1], {"count": 0, "first_lines": []})
-                if name == partials.SKIPS:
+                if name == kinds.SKIPS:
                     entry["count"] = int(n)
-                elif key and len(entry["first_lines"]) < partials.SKIP_EXAMPLES:
+                elif key and len(entry["first_lines"]) < kinds.SKIP_EXAMPLES:
                     entry["first_lines"].append(int(key))
-        occurrences = {name: kinds.get(kind, [0, 0])[1] for name, (kind, _) in LAYOUT.items()}
+        occurrences = {name: by_kind.get(kind, [0, 0])[1] for name, (kind, _) in LAYOUT.items()}
         return {
             "sizes": sizes,
             "totals": {
                 "files": len(files),
-                "documents": sum(v.get(partials.DOCS, 0) for v in per_file.values()),
-                "lines": sum(v.get(partials.LINES, 0) for v in per_file.values()),
-                "text_bytes": sum(v.get(partials.BYTES, 0) for v in per_file.values()),
+                "documents": sum(v.get(kinds.DOCS, 0) for v in per_file.values()),
+                "lines": sum(v.get(kinds.LINES, 0) for v in per_file.values()),
+                "text_bytes": sum(v.get(kinds.BYTES, 0) for v in per_file.values()),
                 "input_bytes": sum(f.size for f in files),
-                "tokens": sum(v.get(partials.TOKENS, 0) for v in per_file.values()),
+                "tokens": sum(v.get(kinds.TOKENS, 0) for v in per_file.values()),
                 "term_occurrences": occurrences["unigrams"],
                 "distinct_terms": sizes["unigrams"],
                 "distinct_pairs": sizes["pairs"],
@@ -371,12 +394,12 @@ class CountJob:
         return {}
 
     def _count_groups(self, groups: list[list], paths: dict[int, str],
-                      watcher: "_ProgressThread") -> tuple[list[exchange.TaskResult], int]:
+                      watcher: "_ProgressThread") -> tuple[list[TaskResult], int]:
         """Count every group not done yet; (all task results, groups counted this run).
         A group is done once its results file exists: a resume skips it."""
         done = {n for n in self.storage.list_names(f"{self.work}/groups")
                 if n.endswith(".json") and not n.startswith(".")}
-        results: list[exchange.TaskResult] = []
+        results: list[TaskResult] = []
         redone = 0
         for number, group in enumerate(groups):
             name = f"g{number:05d}"
@@ -393,7 +416,7 @@ class CountJob:
                 self.storage.delete(f"{base}/split")       # pieces of spread files, if any
                 self.storage.write_text_atomic(marker, json.dumps(collected))
                 redone += 1
-            results.extend(exchange.TaskResult.from_json(c) for c in collected)
+            results.extend(TaskResult.from_json(c) for c in collected)
             watcher.files_done += len(group)
             watcher.bytes_done += group_bytes
             watcher.group_bytes = 0
@@ -436,8 +459,8 @@ class CountJob:
         totals["mb_per_s"] = round(totals["input_bytes"] / 1e6 / elapsed, 3) if elapsed else None
         totals["record_mb_per_s"] = round(totals["text_bytes"] / 1e6 / elapsed, 3) if elapsed else None
         inputs = [{"path": f.path, "size": f.size, "mtime": f.mtime, **{
-            k: stats["per_file"][f.index].get(k, 0) for k in (partials.LINES, partials.DOCS,
-                                                             partials.TOKENS, partials.BYTES)}}
+            k: stats["per_file"][f.index].get(k, 0) for k in (kinds.LINES, kinds.DOCS,
+                                                             kinds.TOKENS, kinds.BYTES)}}
                   for f in files]
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
                                   plan_fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],

@@ -20,13 +20,14 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from freqgap.counting import arrow_arrays, partials
+from freqgap.counting import arrow_arrays, kinds, partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.order_source import (OrderInputError, bucket_kind, buckets_of_steps,
                                            stat_batch)
 from freqgap.counting.records import RecordError, parse_record
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import BadInputError, iter_lines
+from freqgap.counting.inputs import BadInputError
+from freqgap.counting.sources import iter_lines
 
 REQUIRED = ("file", "line", "step")
 ROWS_PER_SPLIT = 20_000
@@ -144,22 +145,22 @@ def count_file_splits(splits: Iterable[FileSplit], rules: TermRules,
     codec = TermCodec(rules)
     sums = partials.KeySums()
     for split in splits:
-        st = {partials.LINES: 0, partials.BYTES: 0, partials.DOCS: 0, partials.TOKENS: 0}
+        st = {kinds.LINES: 0, kinds.BYTES: 0, kinds.DOCS: 0, kinds.TOKENS: 0}
         by_bucket: dict[int, list[str]] = {}
         size = 0
 
         def flush():
             for bucket, group in by_bucket.items():
                 parts, tokens = partials.chunk_keys(group, rules, codec)
-                st[partials.TOKENS] += int(np.asarray(tokens).sum())
+                st[kinds.TOKENS] += int(np.asarray(tokens).sum())
                 yield from sums.add({bucket_kind(k, bucket): v for k, v in parts.items()})
             by_bucket.clear()
 
         for text, bucket in pieces_of_split(split, rules, edges):
-            st[partials.LINES] += 1
-            st[partials.DOCS] += 1
+            st[kinds.LINES] += 1
+            st[kinds.DOCS] += 1
             n = len(text.encode("utf-8"))
-            st[partials.BYTES] += n
+            st[kinds.BYTES] += n
             by_bucket.setdefault(bucket, []).append(text)
             size += n
             if size >= partials.COUNT_CHUNK_BYTES:

@@ -25,7 +25,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from freqgap.counting import arrow_arrays, partials
+from freqgap.counting import arrow_arrays, kinds, partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.indexed import IndexedDataset
 from freqgap.counting.rules import TermRules
@@ -147,9 +147,9 @@ def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
 
 
 def stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
-    kinds = [f"{name}{partials.SEP}{fidx}" for name in values]
+    labels = [f"{name}{kinds.SEP}{fidx}" for name in values]
     return pa.RecordBatch.from_arrays(
-        [arrow_arrays.strings(kinds), pa.nulls(len(kinds), pa.int64()),
+        [arrow_arrays.strings(labels), pa.nulls(len(labels), pa.int64()),
          arrow_arrays.int64(list(values.values()))], schema=partials.PARTIAL_SCHEMA)
 
 
@@ -168,19 +168,19 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
     stats: dict[int, dict[str, int]] = {}
     for split in splits:
         data = IndexedDataset(split.path)
-        st = stats.setdefault(split.index, {partials.LINES: 0, partials.BYTES: 0,
-                                            partials.DOCS: 0, partials.TOKENS: 0})
+        st = stats.setdefault(split.index, {kinds.LINES: 0, kinds.BYTES: 0,
+                                            kinds.DOCS: 0, kinds.TOKENS: 0})
         for texts, buckets, n_entries in decoded_pieces(data, split.lo, split.hi, tokenizer, eod,
                                                        seqs_per_step, edges):
-            st[partials.LINES] += n_entries
-            st[partials.DOCS] += len(texts)
-            st[partials.BYTES] += sum(len(t.encode("utf-8")) for t in texts)
+            st[kinds.LINES] += n_entries
+            st[kinds.DOCS] += len(texts)
+            st[kinds.BYTES] += sum(len(t.encode("utf-8")) for t in texts)
             by_bucket: dict[int, list[str]] = {}
             for text, bucket in zip(texts, buckets):
                 by_bucket.setdefault(bucket, []).append(text)
             for bucket, group in by_bucket.items():
                 parts, tokens = partials.chunk_keys(group, rules, codec)
-                st[partials.TOKENS] += int(np.asarray(tokens).sum())
+                st[kinds.TOKENS] += int(np.asarray(tokens).sum())
                 yield from sums.add({bucket_kind(k, bucket): v for k, v in parts.items()})
     yield from sums.drain()
     for fidx, values in stats.items():

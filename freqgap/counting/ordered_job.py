@@ -19,7 +19,7 @@ from freqgap.counting.indexed import IndexedDataset, prefix_of
 from freqgap.counting.job import CountJob, CountOptions
 from freqgap.counting.order_source import (OrderInputError, check_edges, count_splits,
                                            eod_id_of, load_tokenizer, plan_splits)
-from freqgap.counting.sources import InputFile, list_inputs
+from freqgap.counting.inputs import InputFile, list_inputs
 
 SPLIT_BYTES = 32 << 20
 

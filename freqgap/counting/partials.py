@@ -5,10 +5,8 @@
                 by (kind, key) (counting/exchange.py writes them to run files).
 
 They run inside Spark's Python tasks, but are plain functions, so the unit tests call them
-directly. Count rows have kind u/p/t and an int64 term key (freqgap.counting.codec).
-Statistics and skipped records travel in the same narrow table, their kind a tab-joined
-label (`docs<TAB>3`, `skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts,
-totals and skip reports.
+directly. The rows' kinds (counts, statistics, skipped records): `freqgap.counting.kinds`;
+their keys: `freqgap.counting.codec`.
 """
 
 from __future__ import annotations
@@ -26,8 +24,10 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.engine import engine_name, run_merger, term_finder
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import (BadInputError, InputFile, iter_line_blocks, iter_parquet_texts,
-                                      newline_count)
+from freqgap.counting.inputs import BadInputError, InputFile
+from freqgap.counting.kinds import (BYTES, DOCS, LINES, PAIR, SEP, SKIP_EXAMPLES, SKIP_LINE, SKIPS,
+                                    SUBSET, TOKENS, TRIPLE, UNIGRAM)
+from freqgap.counting.sources import iter_line_blocks, iter_parquet_texts, newline_count
 from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
@@ -35,13 +35,6 @@ FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
 PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa.int64())])
 COUNT_BATCH_SCHEMA = pa.schema([("kind", pa.dictionary(pa.int8(), pa.string())), ("key", pa.int64()),
                                 ("n", pa.int64())])
-# kinds of partial rows
-UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
-COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)
-DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
-SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
-SKIP_EXAMPLES = 20
-SEP = "\t"
 COUNT_CHUNK_BYTES = 8 << 20
 COMPACT_ROWS = 2_000_000      # sum a task's pending keys when this many have piled up
 EMIT_ROWS = 4_000_000         # and hand them over when that many remain after summing

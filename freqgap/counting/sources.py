@@ -1,4 +1,4 @@
-"""Input files: listing (files, directories, globs) and streaming their lines.
+"""Input files' lines, streamed (what to read: `inputs`, the driver's listing).
 
 Lines are streamed with bounded memory whatever the file size: a compressed shard is read
 in 1 MiB blocks and only the current decompressed block (and a line running on past its
@@ -9,139 +9,23 @@ would return a short stream for a truncated file, so frames are checked explicit
 
 from __future__ import annotations
 
-import fnmatch
-import glob
-import os
 import zlib
-from dataclasses import dataclass
 from typing import Iterator
-from urllib.parse import urlparse
 
 import numpy as np
 import zstandard
 
-from freqgap.errors import FreqgapError
+from freqgap.counting.inputs import BadInputError, arrow_fs, local_path
 
 BLOCK = 1 << 20
-JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.zst", ".json.zst", ".jsonl.gz", ".json.gz", ".zst", ".gz")
-PARQUET_SUFFIXES = (".parquet",)
-
-
-class BadInputError(FreqgapError):
-    """A bad input file or record; the message names the file and, where known, the line."""
-
-    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
-        self.path, self.reason, self.line = path, reason, line
-        where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {reason}")
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One input file as planned by the driver."""
-
-    index: int
-    path: str
-    size: int
-    mtime: int
-
-    @property
-    def is_parquet(self) -> bool:
-        return self.path.endswith(PARQUET_SUFFIXES)
-
-
-def _is_remote(path: str) -> bool:
-    scheme = urlparse(path).scheme
-    return len(scheme) > 1 and scheme != "file"
-
-
-def arrow_fs(path: str):
-    """(pyarrow file system, path inside it) of a local path, file:// URI or remote URI;
-    s3a:// and s3n:// (Hadoop's names) are s3:// to Arrow. The one way the job's Python
-    side opens files: inputs, run files, pieces and the final tables."""
-    import pyarrow.fs as pafs
-
-    if not _is_remote(path):
-        return pafs.LocalFileSystem(), _local_path(path)
-    for alias in ("s3a://", "s3n://"):
-        if path.startswith(alias):
-            path = "s3://" + path[len(alias):]
-    return pafs.FileSystem.from_uri(path)
-
-
-def _local_path(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
-
-
-def local_path(path: str) -> str | None:
-    """The local file system path that a local path or file:// URI names (as `arrow_fs`
-    and `storage.qualify` read it: no percent-decoding), or None for a remote URI."""
-    return None if _is_remote(path) else _local_path(path)
-
-
-def _is_data_file(name: str) -> bool:
-    base = os.path.basename(name)
-    return (not base.startswith((".", "_"))) and base.endswith(JSONL_SUFFIXES + PARQUET_SUFFIXES)
-
-
-def list_inputs(specs: list[str]) -> list[InputFile]:
-    """Expand files, directories (recursively) and globs into a sorted, de-duplicated list.
-
-    Sorting by path makes the plan independent of the order inputs were given in. An
-    input that matches nothing is an error, never an empty count.
-    """
-    found: dict[str, tuple[int, int]] = {}
-    for spec in specs:
-        matched = _expand_remote(spec) if _is_remote(spec) else _expand_local(spec)
-        if not matched:
-            raise BadInputError(spec, "input matches no file (check the path or glob)")
-        found.update(matched)
-    return [InputFile(i, p, size, mtime) for i, (p, (size, mtime)) in enumerate(sorted(found.items()))]
-
-
-def _expand_local(spec: str) -> dict[str, tuple[int, int]]:
-    spec = _local_path(spec)
-    paths = sorted(glob.glob(spec, recursive=True)) if glob.has_magic(spec) else [spec]
-    out: dict[str, tuple[int, int]] = {}
-    for p in paths:
-        if os.path.isdir(p):
-            for root, _dirs, files in os.walk(p):
-                for name in files:
-                    if _is_data_file(name):
-                        full = os.path.abspath(os.path.join(root, name))
-                        st = os.stat(full)
-                        out[full] = (st.st_size, int(st.st_mtime))
-        elif os.path.isfile(p):
-            st = os.stat(p)
-            out[os.path.abspath(p)] = (st.st_size, int(st.st_mtime))
-    return out
-
-
-def _expand_remote(spec: str) -> dict[str, tuple[int, int]]:
-    import pyarrow.fs as pafs
-
-    fs, inner = arrow_fs(spec)
-    scheme = spec.split("://", 1)[0]
-    magic = glob.has_magic(inner)
-    base = inner.split("*", 1)[0].rsplit("/", 1)[0] if magic else inner
-    info = fs.get_file_info(base)
-    if info.type == pafs.FileType.NotFound:
-        return {}
-    if info.type == pafs.FileType.File and not magic:
-        infos = [info]
-    else:
-        infos = [i for i in fs.get_file_info(pafs.FileSelector(base, recursive=True))
-                 if i.type == pafs.FileType.File and _is_data_file(i.path)]
-        if magic:
-            infos = [i for i in infos if fnmatch.fnmatch(i.path, inner)]
-    return {f"{scheme}://{i.path}": (i.size, int(i.mtime.timestamp()) if i.mtime else 0) for i in infos}
 
 
 def _open_binary(path: str):
-    if _is_remote(path):
+    local = local_path(path)
+    if local is None:
         fs, inner = arrow_fs(path)
         return fs.open_input_stream(inner)
-    return open(_local_path(path), "rb")
+    return open(local, "rb")
 
 
 def _framed_blocks(raw, path: str, new_decoder, errors, name: str) -> Iterator[bytes]:
@@ -252,7 +136,8 @@ def iter_parquet_texts(path: str, column: str, batch_rows: int = 2048) -> Iterat
     import pyarrow.parquet as pq
 
     try:
-        handle = pq.ParquetFile(_open_binary(path) if _is_remote(path) else _local_path(path))
+        local = local_path(path)
+        handle = pq.ParquetFile(local if local is not None else _open_binary(path))
     except Exception as exc:  # pyarrow raises several types for a non-Parquet file
         raise BadInputError(path, f"not a readable Parquet file: {exc}") from exc
     if column not in handle.schema_arrow.names:

@@ -18,8 +18,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from freqgap.counting import exchange, partials
-from freqgap.counting.sources import InputFile, arrow_fs
+from freqgap.counting import partials
+from freqgap.counting.inputs import InputFile, arrow_fs, join
 
 PIECE_BYTES = 4 << 20
 
@@ -42,7 +42,7 @@ def _pieces_of(f: InputFile, base: str, text_field: str, on_bad: str) -> Iterato
     if f.is_parquet:
         yield Piece(f.size, whole=f)
         return
-    attempt = exchange.join(base, uuid.uuid4().hex)
+    attempt = join(base, uuid.uuid4().hex)
     fs, path = arrow_fs(attempt)
     made = False
     blocks: list[bytes] = []
@@ -57,7 +57,7 @@ def _pieces_of(f: InputFile, base: str, text_field: str, on_bad: str) -> Iterato
         with fs.open_output_stream(name, compression=None) as out:
             for i, block in enumerate(blocks):
                 out.write(b"\n" + block if i else block)
-        return Piece(size, uri=exchange.join(attempt, name.rsplit("/", 1)[1]), file=f.index,
+        return Piece(size, uri=join(attempt, name.rsplit("/", 1)[1]), file=f.index,
                      first_line=first)
 
     for row in partials.line_rows([f], text_field, on_bad):

@@ -16,7 +16,7 @@ import os
 import shutil
 from urllib.parse import urlparse
 
-from freqgap.counting.sources import local_path   # the workers' reading of the same URIs
+from freqgap.counting.inputs import local_path   # the workers' reading of the same URIs
 
 
 def qualify(path: str) -> str:

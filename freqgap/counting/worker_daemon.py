@@ -25,17 +25,18 @@ from freqgap.pyspark_path import prefer_installed_packages
 def preload() -> None:
     """Import the task code and run it once on one record (numba loads its cached code).
 
-    The cyclic garbage collector is off meanwhile: the imports make objects that all live
-    on, so its passes over them found nothing to free (0.04-0.1 CPU-s of the daemon's
-    0.77-0.87); the one collection at the end frees whatever cycles there are."""
+    The cyclic garbage collector is off meanwhile and runs no collection after it: the
+    imports make objects that all live on, so its passes over them found nothing to free
+    (0.04-0.1 CPU-s of the daemon's 0.77-0.87), and a last full collection before the freeze
+    cost 0.07 CPU-s to free a few cycles of the warm-up's (Python's documented pre-fork
+    idiom: gc.disable() early, gc.freeze() before the fork, no collection between)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         _load_task_code()
     finally:
         # The workers' gc.collect() after each task would otherwise walk, and so copy, every
-        # object inherited here: frozen objects are never collected (the pre-fork idiom).
-        gc.collect()
+        # object inherited here: frozen objects are never collected.
         gc.freeze()
         if enabled:
             gc.enable()
@@ -47,6 +48,10 @@ def _load_task_code() -> None:
     # PySpark's daemon imports its worker module after each fork, lest an import start a
     # thread before the fork; this one starts none (0.07-0.1 CPU-s a worker, paid once here).
     importlib.import_module("pyspark.worker")
+    # The modules of every task kind (count, spill, split, reduce), imported once here
+    # rather than in each worker (the reduce's Parquet writer: ~0.02 CPU-s a worker).
+    for name in ("exchange", "final_tables", "spread"):
+        importlib.import_module(f"freqgap.counting.{name}")
     from freqgap.counting.partials import count_lines
     from freqgap.counting.rules import TermRules
 

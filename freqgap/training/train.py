@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from freqgap.counting.documents import iter_documents
-from freqgap.counting.sources import list_inputs
+from freqgap.counting.inputs import list_inputs
 from freqgap.inference.checksums import weights_record
 from freqgap.manifest import build_manifest, describe_local_inputs, now_iso, write_manifest
 from freqgap.progress import Progress

@@ -9,7 +9,7 @@ import pytest
 
 from freqgap.counting import corpus_check
 from freqgap.counting.corpus_check import CorpusChecksumError, verify_corpus_inputs
-from freqgap.counting.sources import list_inputs
+from freqgap.counting.inputs import list_inputs
 from freqgap.errors import FreqgapError
 from freqgap.manifest import MANIFEST_NAME
 from freqgap.paths import SAMPLE_CORPUS_DIR

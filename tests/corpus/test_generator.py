@@ -14,7 +14,7 @@ from freqgap.config import ConfigError
 from freqgap.corpus import generate_corpus, load_profile
 from freqgap.counting.documents import iter_texts
 from freqgap.corpus.numbers import NumberModel
-from freqgap.counting.sources import BadInputError
+from freqgap.counting.inputs import BadInputError
 from freqgap.manifest import read_manifest
 from freqgap.paths import SAMPLE_CORPUS_DIR
 from tests.corpus.law import loglog_slope, qa_operand_counts

@@ -10,13 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.contract import check_parquet
-from freqgap.counting import exchange, partials
+from freqgap.counting import exchange, partials, task_results
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.final_tables import DATASETS, reduce_range
+from freqgap.counting.final_tables import reduce_range
+from freqgap.counting.kinds import DATASETS
 from freqgap.counting.rules import TermRules
 
 ENGINES = ("numpy", "numba")
-S = exchange.INDEX_STEP
+S = task_results.INDEX_STEP
 
 
 def _batch(kind, keys, counts):
@@ -25,9 +26,9 @@ def _batch(kind, keys, counts):
                                       schema=partials.PARTIAL_SCHEMA)
 
 
-def _task(tmp_path, name, parts) -> exchange.TaskResult:
+def _task(tmp_path, name, parts) -> task_results.TaskResult:
     """A TaskResult of run files written from {kind: (keys, counts)} (any order, repeats)."""
-    result = exchange.TaskResult()
+    result = task_results.TaskResult()
     for kind, (keys, counts) in parts.items():
         uri = (tmp_path / f"{name}-{kind}.run").as_uri()
         keys, counts = np.asarray(keys, np.int64), np.asarray(counts, np.int64)
@@ -156,7 +157,7 @@ def test_key_ranges_balance_skewed_keys(tmp_path):
         results.append(_task(tmp_path, f"z{task}", {"p": (TermCodec.pair_keys(a, b), np.ones(a.size))}))
     total = sum(rows for res in results for _, _, rows in res.runs)
     for reducers in (2, 4, 7):
-        ranges = exchange.key_ranges(results, reducers)
+        ranges = task_results.key_ranges(results, reducers)
         _check_ranges(ranges)
         assert len(ranges) == reducers
         per = [sum(exchange.read_run(uri, lo, hi)[0].size for res in results for uri, _, _ in res.runs)
@@ -167,12 +168,12 @@ def test_key_ranges_balance_skewed_keys(tmp_path):
 
 
 def test_key_ranges_of_one_reducer_or_no_samples():
-    assert exchange.key_ranges([], 4) == [(None, None)]
-    res = exchange.TaskResult([("x", "u", 10)], [[1]], {})
-    assert exchange.key_ranges([res], 1) == [(None, None)]
-    assert exchange.key_ranges([res], 8) == [(None, None)]          # one sample: nothing to cut
-    empty = exchange.TaskResult([("x", "u", 0)], [[]], {})
-    assert exchange.key_ranges([empty], 3) == [(None, None)]
+    assert task_results.key_ranges([], 4) == [(None, None)]
+    res = task_results.TaskResult([("x", "u", 10)], [[1]], {})
+    assert task_results.key_ranges([res], 1) == [(None, None)]
+    assert task_results.key_ranges([res], 8) == [(None, None)]          # one sample: nothing to cut
+    empty = task_results.TaskResult([("x", "u", 0)], [[]], {})
+    assert task_results.key_ranges([empty], 3) == [(None, None)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -186,7 +187,7 @@ def test_a_cut_inside_equal_samples_of_many_runs_is_exact(tmp_path, engine):
         results.append(_task(tmp_path, f"e{task}", {"t": (keys, counts)}))
         for k in keys.tolist():
             want[k] += task + 1
-    ranges = exchange.key_ranges(results, 3)
+    ranges = task_results.key_ranges(results, 3)
     _check_ranges(ranges)
     assert len(ranges) == 3
     assert all(hi in set(keys[::S].tolist()) for _, hi in ranges[:-1])
@@ -209,7 +210,7 @@ def test_random_runs_over_reducers_sum_like_a_counter(tmp_path, engine, reducers
             for k, x in zip(keys.tolist(), counts.tolist()):
                 c[k] += x
         results.append(_task(tmp_path, f"r{task}", parts))
-    ranges = exchange.key_ranges(results, reducers)
+    ranges = task_results.key_ranges(results, reducers)
     _check_ranges(ranges)
     assert _sums_by_range(results, ranges, engine) == want
 
@@ -233,7 +234,7 @@ def test_spill_splits_counts_from_statistics_and_spills_in_runs(tmp_path, monkey
             kinds[(kind, k)] += n
     assert kinds == {("u", 1): 1, ("u", 2): 1, ("u", 5): 4, ("p", 9): 2, ("p", 8): 2, ("u@3", 1): 6}
     assert len([r for r in result.runs if r[1] == "u"]) == 2        # spilled in two runs
-    assert exchange.TaskResult.from_json(result.to_json()) == result
+    assert task_results.TaskResult.from_json(result.to_json()) == result
 
 
 def test_spill_merges_batches_of_a_kind_that_repeat_keys(tmp_path):
@@ -267,7 +268,7 @@ def test_reduce_writes_the_exact_sum_whatever_the_reducers(tmp_path, reducers):
         results.append(_task(tmp_path, f"t{task}", parts))
     runs = [r for res in results for r in res.runs]
     final = (tmp_path / "final").as_uri()
-    ranges = exchange.key_ranges(results, reducers)
+    ranges = task_results.key_ranges(results, reducers)
     parts = [reduce_range(runs, lo, hi, part, rules, final, False, rows_per_file=500)
              for part, (lo, hi) in enumerate(ranges)]
     for name, order in (("unigrams", 1), ("pairs", 2), ("triples", 3)):

@@ -266,7 +266,7 @@ def test_default_groups_by_bytes_and_files(spark, tmp_path, monkeypatch):
     from freqgap.counting import job as job_module
     from freqgap.counting.job import CountJob, CountOptions
     from freqgap.counting.rules import TermRules
-    from freqgap.counting.sources import InputFile
+    from freqgap.counting.inputs import InputFile
 
     files = [InputFile(i, f"/x/{i}.jsonl", 100, 0) for i in range(11)]
     job = CountJob(spark, CountOptions(inputs=[], output=str(tmp_path / "o"), rules=TermRules()))

@@ -16,11 +16,11 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from freqgap.counting import partials, sources
+from freqgap.counting import kinds, partials, sources
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.reference import count_texts
 from freqgap.counting.rules import TermRules
-from freqgap.counting.sources import BadInputError, InputFile
+from freqgap.counting.inputs import BadInputError, InputFile
 
 ENGINES = ("numpy", "numba")
 
@@ -30,7 +30,7 @@ def run(paths: list[Path], rules: TermRules, on_bad: str, engine: str, monkeypat
     monkeypatch.setenv("FREQGAP_COUNT_ENGINE", engine)
     inputs = [InputFile(i, str(p), p.stat().st_size, 0) for i, p in enumerate(paths)]
     codec = TermCodec(rules)
-    counts: dict[str, Counter] = {k: Counter() for k in partials.COUNT_KINDS}
+    counts: dict[str, Counter] = {k: Counter() for k in kinds.COUNT_KINDS}
     stats: Counter = Counter()
     skip_lines: dict[str, list[int]] = defaultdict(list)
     for batch in partials.count_lines(partials.line_rows(inputs, rules.text_field, on_bad), rules, on_bad,
@@ -38,11 +38,11 @@ def run(paths: list[Path], rules: TermRules, on_bad: str, engine: str, monkeypat
         cols = batch.to_pydict()
         for kind, key, n in zip(cols["kind"], cols["key"], cols["n"]):
             if kind in counts:
-                order = partials.COUNT_KINDS.index(kind) + 1
+                order = kinds.COUNT_KINDS.index(kind) + 1
                 ids = codec.split(np.array([key], np.int64), order)
                 names = tuple(codec.decode(i).to_pylist()[0] for i in ids)
                 counts[kind][names[0] if order == 1 else names] += n
-            elif kind.startswith(partials.SKIP_LINE):
+            elif kind.startswith(kinds.SKIP_LINE):
                 skip_lines[kind].append(key)
             else:
                 stats[kind] += n
@@ -89,12 +89,12 @@ def test_engines_equal_the_reference_with_statistics(tmp_path, monkeypatch, bloc
     assert got["numba"] == got["numpy"]
     counts, stats, skips = got["numba"]
     assert counts == expected
-    assert stats[f"{partials.LINES}\t0"] == 10 and stats[f"{partials.DOCS}\t0"] == 8
-    assert stats[f"{partials.LINES}\t1"] == 8 and stats[f"{partials.DOCS}\t1"] == 8
-    assert stats[f"{partials.LINES}\t2"] == 3 and stats[f"{partials.DOCS}\t2"] == 1
-    assert stats[f"{partials.BYTES}\t2"] == 2 + len(lines[2])
-    assert stats[f"{partials.SUBSET}\tPile-CC"] == 17
-    assert skips == {f"{partials.SKIP_LINE}\t0\tblank line": [5, 6], f"{partials.SKIP_LINE}\t2\tblank line": [1, 3]}
+    assert stats[f"{kinds.LINES}\t0"] == 10 and stats[f"{kinds.DOCS}\t0"] == 8
+    assert stats[f"{kinds.LINES}\t1"] == 8 and stats[f"{kinds.DOCS}\t1"] == 8
+    assert stats[f"{kinds.LINES}\t2"] == 3 and stats[f"{kinds.DOCS}\t2"] == 1
+    assert stats[f"{kinds.BYTES}\t2"] == 2 + len(lines[2])
+    assert stats[f"{kinds.SUBSET}\tPile-CC"] == 17
+    assert skips == {f"{kinds.SKIP_LINE}\t0\tblank line": [5, 6], f"{kinds.SKIP_LINE}\t2\tblank line": [1, 3]}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -108,8 +108,8 @@ def test_bad_records_are_skipped_and_named_by_line(tmp_path, monkeypatch, engine
     rules = TermRules()
     counts, stats, skips = run([path], rules, "skip", engine, monkeypatch)
     assert counts == reference(TEXTS, rules)
-    assert stats[f"{partials.DOCS}\t0"] == len(TEXTS) and stats[f"{partials.LINES}\t0"] == len(lines)
-    assert stats[f"{partials.BYTES}\t0"] == sum(map(len, lines))
+    assert stats[f"{kinds.DOCS}\t0"] == len(TEXTS) and stats[f"{kinds.LINES}\t0"] == len(lines)
+    assert stats[f"{kinds.BYTES}\t0"] == sum(map(len, lines))
     reasons = {k.split("\t")[2]: v for k, v in skips.items()}
     assert reasons == {"text field is not a string": [2], "invalid UTF-8": [4], "not valid JSON": [6],
                        "blank line": [8], "not a JSON object": [10], "missing text field": [12],

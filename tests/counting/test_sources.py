@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 import zstandard
 
-from freqgap.counting.sources import BadInputError, iter_lines, list_inputs, iter_parquet_texts
+from freqgap.counting.inputs import BadInputError, list_inputs
+from freqgap.counting.sources import iter_lines, iter_parquet_texts
 from tests.counting.corpus_utils import write_jsonl
 
 

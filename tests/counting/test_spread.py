@@ -8,7 +8,7 @@ import pytest
 import zstandard
 
 from freqgap.counting import partials, spread
-from freqgap.counting.sources import InputFile
+from freqgap.counting.inputs import InputFile
 
 
 def _lines(rows):

@@ -19,7 +19,7 @@ def store(request, spark, monkeypatch):
 def test_local_paths_of_uris(tmp_path):
     """The driver's storage reads a qualified path as the workers' arrow_fs does: qualify
     writes no percent-escapes, so none are decoded (a directory named `a%20b` stays so)."""
-    from freqgap.counting.sources import arrow_fs
+    from freqgap.counting.inputs import arrow_fs
 
     odd = tmp_path / "a%20b c"
     assert local_path(qualify(str(odd))) == str(odd) == arrow_fs(qualify(str(odd)))[1]

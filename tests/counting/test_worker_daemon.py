@@ -24,9 +24,10 @@ from collections import Counter
 from pathlib import Path
 
 def count_file(paths):
-    from freqgap.counting.partials import COUNT_KINDS, count_lines, line_rows
+    from freqgap.counting.kinds import COUNT_KINDS
+    from freqgap.counting.partials import count_lines, line_rows
     from freqgap.counting.rules import TermRules
-    from freqgap.counting.sources import InputFile
+    from freqgap.counting.inputs import InputFile
     for path in paths:
         st = os.stat(path)
         sums = Counter()
@@ -69,19 +70,22 @@ def test_counts_are_identical_with_and_without_the_preloading_daemon(spark, tmp_
     assert all(c for _, c, _ in stock)
 
 
-def test_preload_collects_once_and_freezes_the_heap_it_made():
-    """The collector is off during the imports and back on after them; what they made is
-    frozen (never walked, so never copied, by a forked worker's collections)."""
+def test_preload_freezes_the_heap_it_made_without_collecting():
+    """The collector is off during the imports and back on after them, with no collection
+    in between; what they made is frozen (never walked, so never copied, by a forked
+    worker's collections), and the modules of every task kind are loaded."""
     script = ("import gc\n"
               "from freqgap.counting.worker_daemon import preload\n"
               "collections = []\n"
               "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info['generation']))\n"
               "preload()\n"
-              "print(collections, gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+              "import sys\n"
+              "loaded = all(f'freqgap.counting.{m}' in sys.modules for m in ('exchange', 'final_tables', 'spread'))\n"
+              "print(collections, gc.isenabled(), gc.get_freeze_count() > 10000, loaded)\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split() == ["[2]", "True", "True"]
+    assert proc.stdout.split() == ["[]", "True", "True", "True"]
 
 
 def test_preload_works_without_numba():

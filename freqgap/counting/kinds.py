@@ -1,0 +1,27 @@
+"""The kinds of partial rows a count task hands on, and the tables they become.
+
+Why a module of its own: the driver reads task results by these names (statistics, skip
+reports) and must not import the task code (numpy, pyarrow) to do so.
+
+Count rows have kind u/p/t (a step-bucketed count `u@<bucket>` ...) and an int64 term key;
+statistics travel in the same narrow table with a tab-joined label as kind (`docs<TAB>3`,
+`skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts, totals and skip reports.
+"""
+
+from __future__ import annotations
+
+UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
+COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)
+DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
+SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
+SKIP_EXAMPLES = 20
+SEP = "\t"
+
+DATASETS = ("unigrams", "pairs", "triples")
+# dataset -> (partial kind, number of terms in a key)
+LAYOUT = {"unigrams": (UNIGRAM, 1), "pairs": (PAIR, 2), "triples": (TRIPLE, 3)}
+
+
+def is_count_kind(kind: str) -> bool:
+    """Count rows (u, p, t, or u@<bucket> ...) go to run files; the rest are statistics."""
+    return kind.split("@", 1)[0] in COUNT_KINDS
