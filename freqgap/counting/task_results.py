@@ -58,8 +58,8 @@ def key_ranges(results: Iterable[TaskResult], reducers: int) -> list[KeyRange]:
         return [(None, None)]
     samples.sort(key=lambda s: s[0])
     keys = [k for k, _ in samples]
-    before = list(accumulate((w for _, w in samples), initial=0))[:-1]      # rows before sample i
-    total = before[-1] + samples[-1][1]
+    cumulative = list(accumulate((w for _, w in samples), initial=0))
+    before, total = cumulative[:-1], cumulative[-1]          # rows before sample i; all rows
     picks = {keys[min(bisect_left(before, total * i / reducers), len(keys) - 1)] for i in range(1, reducers)}
     cuts = sorted(k for k in picks if k > keys[0])
     edges: list[int | None] = [None, *cuts, None]
