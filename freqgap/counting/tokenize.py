@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from freqgap.counting.rules import (ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION,
                                     TermRules)
@@ -58,6 +57,8 @@ def _texts_to_buffer(texts: list[str] | pa.Array) -> tuple[np.ndarray, np.ndarra
     Texts may be Python strings or an Arrow string array (no copy through Python then).
     """
     if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        import pyarrow.compute as pc   # not needed on the JSON reader's path (partials.py)
+
         arr = pc.binary_join_element_wise(texts, "", " ").cast(pa.large_string())
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()

@@ -41,6 +41,17 @@ def test_the_worker_preload_imports_only_the_task_code():
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
+def test_the_worker_preload_leaves_pyarrow_compute_to_the_numpy_path():
+    """The compiled path never calls pyarrow.compute; importing it cost the daemon
+    0.03-0.06 CPU-s of every cold run (counting/partials.py, tokenize.py, exchange.py)."""
+    code = ("import sys\nfrom freqgap.counting.worker_daemon import preload; preload()\n"
+            "from freqgap.counting import engine\n"
+            "print(engine.engine_name(), 'pyarrow.compute' in sys.modules)")
+    engine, loaded = _output_lines(code)[-1].split()
+    if engine == "numba":
+        assert loaded == "False"
+
+
 _COUNT_IN_A_SESSION = """
 import json, os, sys, tempfile
 from freqgap.spark_session import get_spark
