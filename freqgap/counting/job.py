@@ -52,7 +52,8 @@ ONE_REDUCER_ROWS = 1_000_000         # below this, one reduce task writes one fi
 # Count tasks per core and group (balanced_bins). One: each task hands over its own partial
 # sums and costs tens of ms beyond its work, and bins balanced by size leave little for
 # dynamic scheduling to even out; 24 real-text files on 2 cores, warm job, 12 alternating
-# rounds (2026-12-02): 1.490 -> 1.437 CPU-s and 0.855 -> 0.818 s wall (medians) with 1.
+# rounds (2026-12-02): 1.490 -> 1.437 CPU-s and 0.855 -> 0.818 s wall (medians) with 1;
+# 24 generated files: 1.455 -> 1.370 CPU-s and 0.878 -> 0.829 s.
 TASKS_PER_CORE = 1
 SPREAD_MIN_BYTES = 64 << 20          # on disk: a smaller group is never spread by default
 
