@@ -51,3 +51,13 @@ def run_merger(engine: str | None = None):
     from freqgap.counting.compiled import merge_sums
 
     return merge_sums
+
+
+def run_codec(engine: str | None = None):
+    """(encode, decode) of a run file's rows (freqgap.counting.runcodec): compiled with
+    numba, else numpy's; the same bytes and rows either way."""
+    if (engine or engine_name()) == "numpy":
+        from freqgap.counting import runcodec
+    else:
+        from freqgap.counting import runcodec_compiled as runcodec
+    return runcodec.encode, runcodec.decode

@@ -11,11 +11,13 @@ range from every run (a few ranged reads per run, found by the index) and merges
 slices into exact sums (freqgap.counting.final_tables). The JVM only schedules tasks and
 carries one small result per task.
 
-A run file, little-endian int64 throughout, keys strictly increasing:
+A run file, keys strictly increasing, B = ceil(rows / INDEX_STEP) blocks of INDEX_STEP rows:
 
-    MAGIC, rows, INDEX_STEP, index[ceil(rows / INDEX_STEP)], keys[rows], counts[rows]
+    MAGIC, rows, INDEX_STEP, index[B], offsets[B + 1]     (little-endian int64)
+    the rows, block by block, as varints (freqgap.counting.runcodec: about 4 bytes a row)
 
-with index[i] = keys[i * INDEX_STEP]. Files are read and written through pyarrow.fs, so the
+with index[i] = keys[i * INDEX_STEP] and block i's bytes at offsets[i]:offsets[i + 1] of the
+rows (until work format 2: int64 keys[rows], counts[rows], 16 bytes a row). Files are read and written through pyarrow.fs, so the
 exchange works alike on a local disk, a shared file system and an object store
 (`inputs.arrow_fs`).
 """
@@ -29,15 +31,16 @@ import numpy as np
 import pyarrow as pa
 
 from freqgap.counting import arrow_arrays
-from freqgap.counting.engine import run_merger
+from freqgap.counting.engine import run_codec, run_merger
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.kinds import is_count_kind
 from freqgap.counting.partials import sum_by_key
+from freqgap.counting.runcodec import CorruptRunError
 from freqgap.counting.task_results import INDEX_STEP, TaskResult
 
-MAGIC = 0x32584746            # "FGX2"
+MAGIC = 0x33584746            # "FGX3"
 _HEAD = 3                     # MAGIC, rows, INDEX_STEP
-_PREFETCH = 4096              # index keys read with the header in one ranged read
+_PREFETCH = 8192              # index keys and offsets read with the header in one ranged read
 SPILL_ROWS = 8_000_000        # a task writes a run of a kind when this many rows are pending
 
 
@@ -98,44 +101,41 @@ def write_parts(uri: str, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tup
     """Write the run file of `parts` (keys, counts), one after the other, and return its
     rows and index keys. Parts that are not together one strictly increasing run (batches of
     one kind from several drains of a task's sums, or any other input) are summed first;
-    those that are (one drain handed over in slices) are written as they are, not joined."""
+    those that are (one drain handed over in slices) are joined as they are."""
     parts = [(np.ascontiguousarray(k, dtype=np.int64), np.ascontiguousarray(c, dtype=np.int64))
              for k, c in parts if len(k)]
     in_order = [_ascending(k) for k, _ in parts]
     if not all(in_order) or any(a[0][-1] >= b[0][0] for a, b in zip(parts, parts[1:])):
         parts = [sum_runs([p if ok else sum_by_key(*p) for p, ok in zip(parts, in_order)])]
-    rows, index = 0, []
-    for keys, _ in parts:                 # keys[i * INDEX_STEP] of the run, part by part
-        index.append(keys[-rows % INDEX_STEP::INDEX_STEP])
-        rows += keys.size
-    index = np.concatenate(index) if index else np.empty(0, np.int64)
+    if len(parts) > 1:
+        parts = [(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))]
+    keys, counts = parts[0] if parts else (np.empty(0, np.int64), np.empty(0, np.int64))
+    data, offsets = run_codec()[0](keys, counts, INDEX_STEP)
+    index = keys[::INDEX_STEP]
     fs, path = arrow_fs(uri)
-    header = np.concatenate(([MAGIC, rows, INDEX_STEP], index)).astype("<i8")
+    header = np.concatenate(([MAGIC, keys.size, INDEX_STEP], index, offsets)).astype("<i8")
     with fs.open_output_stream(path, compression=None) as out:
         out.write(header)
-        for column in (0, 1):
-            for part in parts:            # int64: no copy on a little-endian host
-                out.write(part[column].astype("<i8", copy=False))
-    return rows, index.tolist()
+        out.write(data)
+    return int(keys.size), index.tolist()
 
 
 class RunFileError(RuntimeError):
     """A run file that is not what its writer wrote: the work directory was tampered with."""
 
 
-def _words(f, uri: str, n: int, at: int) -> np.ndarray:
-    """n int64 at word `at` of an open run file, read straight into a numpy array."""
-    data = np.empty(n, "<i8")
-    f.seek(8 * at)
-    if f.readinto(data) != 8 * n:
+def _read(f, uri: str, n: int, at: int) -> bytes:
+    """n bytes at byte `at` of an open run file."""
+    data = f.read_at(n, at)
+    if len(data) != n:
         raise RunFileError(f"{uri}: truncated run file")
-    return data.astype(np.int64, copy=False)             # no copy on a little-endian host
+    return data
 
 
 def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(keys, counts) of the keys in [lo, hi) of a run file (None: unbounded), by ranged
-    reads: the header and index, the keys of the index blocks holding lo and hi (trimmed
-    exactly), then just those rows' counts."""
+    reads: the header with the index and block offsets, then the bytes of the blocks that
+    can hold [lo, hi), decoded and trimmed exactly."""
     fs, path = arrow_fs(uri)
     with fs.open_input_file(path) as f:
         size = f.size()
@@ -143,23 +143,28 @@ def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np
         if head.size < _HEAD or head[0] != MAGIC or head[2] < 1 or head[1] < 0:
             raise RunFileError(f"{uri}: not a freqgap run file of this version")
         rows, step = int(head[1]), int(head[2])
-        entries = -(-rows // step)
-        base = _HEAD + entries                          # word of keys[0]
-        if size != 8 * (base + 2 * rows):
+        blocks = -(-rows // step)
+        words = _HEAD + 2 * blocks + 1                  # the header's int64 words
+        if head.size < words:
+            head = np.frombuffer(_read(f, uri, 8 * words, 0), dtype="<i8")
+        index, offsets = head[_HEAD:_HEAD + blocks], head[_HEAD + blocks:words]
+        if size != 8 * words + int(offsets[-1]):
             raise RunFileError(f"{uri}: truncated run file")
-        index = head[_HEAD:base] if head.size >= base else _words(f, uri, entries, _HEAD)
-        # The first key >= lo is in rows ((j - 1) * step, j * step] for j = the first index
-        # key >= lo; so are the keys of the block before, hence the rows read start there.
-        first = 0 if lo is None else max(0, (int(np.searchsorted(index, lo)) - 1) * step)
-        last = rows if hi is None else min(rows, int(np.searchsorted(index, hi)) * step)
+        # The first key >= lo is in block j - 1 or j for j = the first index key >= lo; the
+        # keys below hi are in the blocks whose index key is below hi.
+        first = 0 if lo is None else max(0, int(np.searchsorted(index, lo)) - 1)
+        last = blocks if hi is None else int(np.searchsorted(index, hi))
         if last <= first:
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        keys = _words(f, uri, last - first, base + first)
-        start = 0 if lo is None else int(np.searchsorted(keys, lo))
-        stop = keys.size if hi is None else int(np.searchsorted(keys, hi))
-        if stop <= start:
-            return np.empty(0, np.int64), np.empty(0, np.int64)
-        return keys[start:stop], _words(f, uri, stop - start, base + rows + first + start)
+        data = _read(f, uri, int(offsets[last] - offsets[first]), 8 * words + int(offsets[first]))
+    try:
+        keys, counts = run_codec()[1](np.frombuffer(data, np.uint8), offsets[first:last + 1],
+                                      index[first:last], min(rows, last * step) - first * step, step)
+    except CorruptRunError as exc:
+        raise RunFileError(f"{uri}: damaged run file ({exc})") from None
+    start = 0 if lo is None else int(np.searchsorted(keys, lo))
+    stop = keys.size if hi is None else int(np.searchsorted(keys, hi))
+    return keys[start:stop], counts[start:stop]
 
 
 def spill(batches: Iterable[pa.RecordBatch], base: str) -> TaskResult:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Iterable
 
-WORK_FORMAT = 2               # run files and task results as written now (plan.json records it)
+WORK_FORMAT = 3               # run files and task results as written now (plan.json records it)
 INDEX_STEP = 4096             # rows per index key of a run file (and per sample the driver gets)
 
 KeyRange = tuple[int | None, int | None]      # [lo, hi) over int64 keys; None: unbounded

@@ -58,6 +58,12 @@ def _load_task_code() -> None:
     record = b'{"text": "5 hours 10 days 5 7", "meta": {"pile_set_name": "warm-up"}}'
     for _ in count_lines([(0, 1, record, False, None)], TermRules(), "fail", {0: "warm-up"}):
         pass
+    import numpy as np
+    from freqgap.counting.engine import run_codec
+
+    encode, decode = run_codec()                 # the run files' writer and reader
+    keys = np.arange(1, 3, dtype=np.int64)
+    decode(*encode(keys, keys, 2), keys[:1], 2, 2)
 
 
 def keep_zip_directories():

@@ -12,6 +12,7 @@ import pytest
 from freqgap.contract import check_parquet
 from freqgap.counting import exchange, partials, task_results
 from freqgap.counting.codec import TermCodec
+from freqgap.counting.engine import ENGINE_ENV
 from freqgap.counting.final_tables import reduce_range
 from freqgap.counting.kinds import DATASETS
 from freqgap.counting.rules import TermRules
@@ -74,7 +75,9 @@ def _sums_by_range(results, ranges, engine=None):
     return got
 
 
-def test_run_file_round_trip_by_any_key_range(tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_run_file_round_trip_by_any_key_range(tmp_path, monkeypatch, engine):
+    monkeypatch.setenv(ENGINE_ENV, engine)
     rng = np.random.default_rng(0)
     keys = rng.integers(0, 1 << 40, 3 * S + 17)
     keys[:50] = keys[50:100]                              # repeats: write_run sums them
@@ -107,21 +110,30 @@ def test_an_empty_run_reads_empty(tmp_path):
         assert k.size == c.size == 0
 
 
-def test_a_truncated_or_foreign_run_file_is_refused(tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_truncated_damaged_or_foreign_run_file_is_refused(tmp_path, monkeypatch, engine):
+    monkeypatch.setenv(ENGINE_ENV, engine)
     uri = (tmp_path / "a.run").as_uri()
     exchange.write_run(uri, np.arange(2 * S + 100, dtype=np.int64), np.ones(2 * S + 100, np.int64))
     data = (tmp_path / "a.run").read_bytes()
-    for cut in (80, 8 * (S + 200), len(data) - 30):
+    header = 8 * (3 + 3 + 4)                              # MAGIC, rows, step, 3 index keys, 4 offsets
+    for cut in (1, 80, (len(data) - header) // 2, len(data) - 30):
         (tmp_path / "a.run").write_bytes(data[:-cut])
         with pytest.raises(exchange.RunFileError, match="truncated"):
             exchange.read_run(uri, 0, 10)
+    damaged = bytearray(data)
+    damaged[header] ^= 0b11                               # block 0's first length code
+    (tmp_path / "a.run").write_bytes(bytes(damaged))
+    with pytest.raises(exchange.RunFileError, match="damaged run file"):
+        exchange.read_run(uri, 0, 10)
     (tmp_path / "a.run").write_bytes(b"\0" * len(data))
     with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
         exchange.read_run(uri, 0, 1)
-    old = np.array([0x31584746, 1, 2048, *([0] * 2049), 5, 1], "<i8").tobytes()   # version 1
-    (tmp_path / "a.run").write_bytes(old)
-    with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
-        exchange.read_run(uri)
+    for old in (np.array([0x31584746, 1, 2048, *([0] * 2049), 5, 1], "<i8").tobytes(),   # version 1
+                np.array([0x32584746, 1, S, 5, 5, 1], "<i8").tobytes()):               # version 2
+        (tmp_path / "a.run").write_bytes(old)
+        with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
+            exchange.read_run(uri)
     (tmp_path / "a.run").write_bytes(data[:10])
     with pytest.raises(exchange.RunFileError, match="not a freqgap run file"):
         exchange.read_run(uri)
