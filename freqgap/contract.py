@@ -79,6 +79,7 @@ class Dataset:
     optional: tuple[Column, ...] = ()  # columns a producer may add (e.g. step_bucket)
     optional_before: str | None = None  # where they go (None: at the end)
     open: bool = False                 # further columns allowed (results tables)
+    required: bool = False             # no column holds nulls (Parquet REQUIRED columns)
 
     def column(self, name: str) -> Column:
         for c in self.columns + self.optional:
@@ -101,7 +102,8 @@ class Dataset:
         """The Arrow schema, with the named optional columns in their place."""
         import pyarrow as pa
 
-        return pa.schema([(c.name, arrow_type(c.type)) for c in self.ordered(optional)])
+        return pa.schema([pa.field(c.name, arrow_type(c.type), nullable=not self.required)
+                          for c in self.ordered(optional)])
 
     def spark_ddl(self, optional: Iterable[str] = ()) -> str:
         """The schema as a Spark DDL string (for mapInArrow), same order."""
@@ -143,13 +145,13 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("unigrams", ("count_terms",), "unigrams/", _c("term kind count:int64"), ("term",),
             "one row per term: `kind` is `number` or `word`; terms are numbers as written "
             "(1–6 ASCII digits) or the lower-case singular of a vocabulary word; absent "
-            "terms have count 0", optional=(_STEP_BUCKET,), optional_before="count"),
+            "terms have count 0", optional=(_STEP_BUCKET,), optional_before="count", required=True),
     Dataset("pairs", ("count_terms",), "pairs/", _c("t1 t2 count:int64"), ("t1", "t2"),
             "co-occurrences within the window, t1 ≤ t2 as strings", optional=(_STEP_BUCKET,),
-            optional_before="count"),
+            optional_before="count", required=True),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
             ("t1", "t2", "t3"), "co-occurrences within the window, t1 ≤ t2 ≤ t3",
-            optional=(_STEP_BUCKET,), optional_before="count"),
+            optional=(_STEP_BUCKET,), optional_before="count", required=True),
     Dataset("instances", ("instances", "suite_instances"), "instances.parquet",
             _INSTANCE_COLUMNS, ("task", "instance_id"),
             "one row per task instance; `x2` is the second operand as printed or the source "
@@ -487,7 +489,8 @@ def markdown() -> str:
         lines += [f"### `{d.name}` — `{d.path}`", "",
                   f"Written by {', '.join(f'`{s}`' for s in d.stages)}; key "
                   f"({', '.join(d.key)}). {d.doc[0].upper()}{d.doc[1:]}."
-                  + (" Further columns are allowed." if d.open else ""), "",
+                  + (" Further columns are allowed." if d.open else "")
+                  + (" No column holds nulls (written as Parquet REQUIRED columns)." if d.required else ""), "",
                   "| column | type |", "|---|---|"]
         lines += [f"| `{c.name}` | {c.type} |" for c in d.columns]
         place = f", written before `{d.optional_before}`" if d.optional_before else ""

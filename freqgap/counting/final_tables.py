@@ -55,7 +55,9 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
         columns.append(arrow_arrays.int64(step_buckets))
         optional = ("step_bucket",)
     columns.append(arrow_arrays.int64(counts))
-    return pa.Table.from_arrays(columns, names=CONTRACT[name].schema(optional).names)
+    contract = CONTRACT[name].schema(optional)
+    return pa.Table.from_arrays(columns, schema=pa.schema(
+        [field.with_type(column.type) for field, column in zip(contract, columns)]))
 
 
 def _sum_kinds(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int | None,
@@ -85,10 +87,16 @@ def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> in
         # in the file, so every reader gets plain string columns (the contract's types), not
         # dictionaries. Min/max statistics only for the integer columns: those of the term
         # columns were 40 % of the write's CPU, and key order is not string order, so they
-        # would hardly ever let a reader skip a row group.
-        pq.write_table(table.slice(start, rows_per_file), tmp, filesystem=fs, use_dictionary=True,
-                       store_schema=False,
-                       write_statistics=[f.name for f in table.schema if pa.types.is_integer(f.type)])
+        # would hardly ever let a reader skip a row group. The columns are REQUIRED (the
+        # contract's: no nulls), so no definition levels are encoded, and the integer columns
+        # are delta-encoded instead of dictionary-encoded (no hash table of every count):
+        # W = 10's 2.7 M rows of real text, the write 0.214 -> 0.185 CPU-s (medians of 9,
+        # alternating), 7.70 -> 7.73 MB (plain integers: 0.160 CPU-s, 8.71 MB).
+        integers = [f.name for f in table.schema if pa.types.is_integer(f.type)]
+        pq.write_table(table.slice(start, rows_per_file), tmp, filesystem=fs, store_schema=False,
+                       use_dictionary=[f.name for f in table.schema if f.name not in integers],
+                       column_encoding={name: "DELTA_BINARY_PACKED" for name in integers},
+                       write_statistics=integers)
         fs.move(tmp, f"{path}/{name}")
         files += 1
     return files
