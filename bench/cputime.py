@@ -87,9 +87,9 @@ POLL_S = 0.02
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def process_table() -> dict[int, tuple[int, int, float, float]]:
-    """pid -> (parent pid, start time, own CPU-s, CPU-s of its waited-for children) of every
-    process alive now, from /proc."""
+def process_table() -> dict[int, tuple[int, int, float, float, float]]:
+    """pid -> (parent pid, start time, own CPU-s, CPU-s of its waited-for children, the
+    kernel's part of those two) of every process alive now, from /proc."""
     table = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -100,7 +100,8 @@ def process_table() -> dict[int, tuple[int, int, float, float]]:
                 continue
             table[int(entry)] = (int(fields[1]), int(fields[19]),
                                  (int(fields[11]) + int(fields[12])) / _TICKS,
-                                 (int(fields[13]) + int(fields[14])) / _TICKS)
+                                 (int(fields[13]) + int(fields[14])) / _TICKS,
+                                 (int(fields[12]) + int(fields[14])) / _TICKS)
     return table
 
 
@@ -121,5 +122,5 @@ def _poll_tree(root: int, seen: dict[tuple[int, int], float], keep: set[int]) ->
     members |= {pid for pid, row in table.items() if row[0] == os.getpid() and pid not in keep}
     for pid in members:
         if pid in table:
-            _, start, cpu, _ = table[pid]
+            _, start, cpu, _, _ = table[pid]
             seen[(pid, start)] = max(seen.get((pid, start), 0.0), cpu)
