@@ -41,6 +41,19 @@ def block_rows(rows: int, step: int) -> np.ndarray:
     return sizes
 
 
+def checked_blocks(size: int, offsets: np.ndarray, first_keys: np.ndarray, rows: int,
+                   step: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the offsets from the first block's start, each block's rows) of `size` bytes of
+    blocks; CorruptRunError if offsets, index keys, rows and bytes disagree."""
+    offsets = offsets.astype(np.int64) - int(offsets[0])
+    sizes = block_rows(rows, step)
+    if sizes.size != first_keys.size or offsets.size != sizes.size + 1 or offsets[-1] != size:
+        raise CorruptRunError("block offsets and rows disagree")
+    if np.any(np.diff(offsets) < control_bytes(sizes)):
+        raise CorruptRunError("a block shorter than its control area")
+    return offsets, sizes
+
+
 def _values(keys: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
     """The rows' values in order: key differences (0 at each block's first row) and zigzag counts."""
     k = keys.astype(np.int64, copy=False).view(np.uint64)
@@ -125,13 +138,8 @@ def decode(data: np.ndarray, offsets: np.ndarray, first_keys: np.ndarray, rows: 
     their starts and the end (as in the file), `first_keys` their index keys, `rows` their
     rows (`step` a block, the last maybe fewer). CorruptRunError if the bytes disagree."""
     data = np.asarray(data, np.uint8)
-    offsets = offsets.astype(np.int64) - int(offsets[0])
-    sizes = block_rows(rows, step)
-    if sizes.size != first_keys.size or offsets.size != sizes.size + 1 or offsets[-1] != data.size:
-        raise CorruptRunError("block offsets and rows disagree")
+    offsets, sizes = checked_blocks(data.size, offsets, first_keys, rows, step)
     control = control_bytes(sizes)
-    if np.any(np.diff(offsets) < control):
-        raise CorruptRunError("a block shorter than its control area")
     control_at = _control_positions(offsets, sizes)
     packed = data[control_at]
     if (packed == 0xFF).all() and np.array_equal(np.diff(offsets), control + 16 * sizes):

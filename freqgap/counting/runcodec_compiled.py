@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from freqgap.counting.runcodec import CorruptRunError, block_rows, control_bytes
+from freqgap.counting.runcodec import CorruptRunError, checked_blocks
 from freqgap.counting.words import load_u64, store_u64
 
 _SLACK = 16                    # bytes past the end that 8-byte stores or loads may touch
@@ -109,12 +109,7 @@ def _decode(data, offsets, first_keys, sizes, keys, counts):
 def decode(data: np.ndarray, offsets: np.ndarray, first_keys: np.ndarray, rows: int,
            step: int) -> tuple[np.ndarray, np.ndarray]:
     """runcodec.decode, compiled (the bytes are copied once, with room for 8-byte loads)."""
-    offsets = offsets.astype(np.int64) - int(offsets[0])
-    sizes = block_rows(rows, step)
-    if sizes.size != first_keys.size or offsets.size != sizes.size + 1 or offsets[-1] != data.size:
-        raise CorruptRunError("block offsets and rows disagree")
-    if np.any(np.diff(offsets) < control_bytes(sizes)):
-        raise CorruptRunError("a block shorter than its control area")
+    offsets, sizes = checked_blocks(data.size, offsets, first_keys, rows, step)
     padded = np.empty(data.size + _SLACK, np.uint8)
     padded[:data.size] = data
     padded[data.size:] = 0
