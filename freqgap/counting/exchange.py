@@ -14,12 +14,12 @@ carries one small result per task.
 A run file, keys strictly increasing, B = ceil(rows / INDEX_STEP) blocks of INDEX_STEP rows:
 
     MAGIC, rows, INDEX_STEP, index[B], offsets[B + 1]     (little-endian int64)
-    the rows, block by block, as varints (freqgap.counting.runcodec: about 4 bytes a row)
+    the rows, block by block, compact (freqgap.counting.runcodec: 3-4 bytes a row of real text)
 
 with index[i] = keys[i * INDEX_STEP] and block i's bytes at offsets[i]:offsets[i + 1] of the
-rows (until work format 2: int64 keys[rows], counts[rows], 16 bytes a row). Files are read and written through pyarrow.fs, so the
-exchange works alike on a local disk, a shared file system and an object store
-(`inputs.arrow_fs`).
+rows (until work format 2: int64 keys[rows], counts[rows], 16 bytes a row). Files are read
+and written through pyarrow.fs, so the exchange works alike on a local disk, a shared file
+system and an object store (`inputs.arrow_fs`).
 """
 
 from __future__ import annotations
