@@ -26,6 +26,18 @@ def _code(v):
             + np.int64(v >= np.uint64(1 << 32)))
 
 
+@njit(cache=True, inline="always")
+def _zigzag(c):
+    """A count as the layout's unsigned value: 0, -1, 1, -2, … as 0, 1, 2, 3, …"""
+    return np.uint64((c << 1) ^ (c >> 63))
+
+
+@njit(cache=True, inline="always")
+def _control_bytes(rows):
+    """runcodec.control_bytes of one block, compiled."""
+    return (2 * rows + 3) // 4
+
+
 @njit(cache=True)
 def _encode(keys, counts, step):
     """Two passes: the blocks' sizes, then the bytes into an array of exactly that size
@@ -38,12 +50,11 @@ def _encode(keys, counts, step):
         first = b * step
         rows = min(step, n - first)
         offsets[b] = o
-        o += (2 * rows + 3) // 4
+        o += _control_bytes(rows)
         prev = np.uint64(keys[first])
         for r in range(first, first + rows):
             k = np.uint64(keys[r])
-            c = counts[r]
-            o += (np.int64(1) << _code(k - prev)) + (np.int64(1) << _code(np.uint64((c << 1) ^ (c >> 63))))
+            o += (np.int64(1) << _code(k - prev)) + (np.int64(1) << _code(_zigzag(counts[r])))
             prev = k
     offsets[blocks] = o
     out = np.empty(o + _SLACK, np.uint8)
@@ -51,14 +62,13 @@ def _encode(keys, counts, step):
         first = b * step
         rows = min(step, n - first)
         control = offsets[b]
-        o = control + (2 * rows + 3) // 4
+        o = control + _control_bytes(rows)
         out[control:o] = 0
         prev = np.uint64(keys[first])
         for r in range(rows):
             k = np.uint64(keys[first + r])
-            c = counts[first + r]
             delta = k - prev
-            z = np.uint64((c << 1) ^ (c >> 63))
+            z = _zigzag(counts[first + r])
             prev = k
             cd = _code(delta)
             cz = _code(z)
@@ -85,7 +95,7 @@ def _decode(data, offsets, first_keys, sizes, keys, counts):
         rows = sizes[b]
         control = offsets[b]
         end = offsets[b + 1]
-        o = control + (2 * rows + 3) // 4
+        o = control + _control_bytes(rows)
         prev = np.uint64(first_keys[b])
         for r in range(rows):
             if o > end:
@@ -101,7 +111,7 @@ def _decode(data, offsets, first_keys, sizes, keys, counts):
             keys[i] = np.int64(prev)
             counts[i] = np.int64(z >> np.uint64(1)) ^ -np.int64(z & np.uint64(1))
             i += 1
-        if o != offsets[b + 1]:
+        if o != end:
             return 1
     return 0
 
