@@ -176,6 +176,35 @@ def test_key_sums_merge_runs_exactly(monkeypatch, engine):
     assert got == want
 
 
+@pytest.mark.parametrize("scratch_rows", [1 << 22, 64])
+def test_compiled_merges_are_exact_and_own_their_arrays(monkeypatch, scratch_rows):
+    """The compiled merge writes into per-process scratch and copies out: each result is
+    exact (numpy's sum of the concatenation), sized to its rows, and not overwritten by the
+    next merge; merges over SCRATCH_ROWS take arrays of their own."""
+    pytest.importorskip("numba")
+    from freqgap.counting import compiled
+
+    monkeypatch.setattr(compiled, "SCRATCH_ROWS", scratch_rows)
+    rng = np.random.default_rng(11)
+    results, wants = [], []
+    for size1, size2 in [(0, 5), (40, 0), (30, 50), (200, 3), (1, 1), (100, 100)]:
+        runs = []
+        for size in (size1, size2):
+            keys = np.unique(rng.integers(-(1 << 62), 1 << 62, size)).astype(np.int64)
+            keys[: size // 3] = np.sort(rng.choice(np.arange(-50, 50), size // 3, replace=False))
+            keys = np.unique(keys)
+            runs.append((keys, rng.integers(1, 1 << 40, keys.size).astype(np.int64)))
+        (k1, c1), (k2, c2) = runs
+        got = compiled.merge_sums(k1, c1, k2, c2)
+        want = partials.sum_by_key(np.concatenate((k1, k2)), np.concatenate((c1, c2)))
+        results.append((got, [a.copy() for a in got]))
+        wants.append(want)
+    for (got, snapshot), want in zip(results, wants):
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        assert np.array_equal(got[0], snapshot[0]) and np.array_equal(got[1], snapshot[1])
+        assert got[0].dtype == got[1].dtype == np.int64
+
+
 def test_a_row_far_over_the_chunk_size_is_cut_at_newlines():
     """A huge block (a highly compressed file) is counted in chunk-sized parts, numbered on."""
     rows = list(partials._row_parts(7, b"aaa\nbb\n\ncc\nd\n", 2))
