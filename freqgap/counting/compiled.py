@@ -16,8 +16,6 @@ texts); non-ASCII tokens that may be vocabulary words go back to Python's own `s
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pyarrow as pa
 from numba import njit
@@ -296,32 +294,24 @@ def _merge_into(k1, c1, k2, c2, keys, counts):
     return m
 
 
-SCRATCH_ROWS = 4 << 20      # the most rows a process keeps merge scratch for (64 MB)
-_scratch = threading.local()
-
-
-def merge_sums(k1, c1, k2, c2):
+def merge_sums(k1: np.ndarray, c1: np.ndarray, k2: np.ndarray, c2: np.ndarray):
     """Two runs of sorted distinct keys with counts as one, equal keys summed: one linear
     pass (KeySums, exchange.sum_runs; numpy would sort the concatenation).
 
-    The merge is written into this process's scratch arrays and copied out at its exact
-    size. Why: a result allocated for both runs' rows and returned as a slice kept that
-    whole block alive, and blocks of ever-changing sizes fragmented malloc's heap, so a
-    reused worker mapped fresh pages for its merges run after run: 6-28 K page faults a
-    157 MB real-text file at W = 10 with W = 5 and W = 10 runs alternating, 13 with the
-    scratch (the copy costs ~1 ns a row). Merges over SCRATCH_ROWS get arrays of their own."""
-    n = k1.shape[0] + k2.shape[0]
-    if n > SCRATCH_ROWS:
-        keys, counts = np.empty(n, np.int64), np.empty(n, np.int64)
-        m = _merge_into(k1, c1, k2, c2, keys, counts)
-        return keys[:m], counts[:m]
-    keys, counts = getattr(_scratch, "arrays", (None, None))
-    if keys is None or keys.shape[0] < n:
-        size = min(SCRATCH_ROWS, max(n, 2 * (0 if keys is None else keys.shape[0])))
-        keys, counts = np.empty(size, np.int64), np.empty(size, np.int64)
-        _scratch.arrays = keys, counts
+    The result is merged into arrays with room for both runs, then shrunk in place to its
+    rows (`resize`: malloc gives the tail back, nothing is copied). Why: returned as slices,
+    the results kept whole blocks of ever-changing sizes alive in KeySums' stack, which
+    fragmented malloc's heap, so a reused worker mapped fresh pages for its merges run
+    after run (6-28 K page faults a 157 MB real-text file at W = 10 with W = 5 and W = 10
+    runs alternating; 13 shrunk). Counting the rows first doubled the merge's CPU, and a
+    per-process scratch copied out cost a fresh process the scratch's pages."""
+    rows = k1.shape[0] + k2.shape[0]
+    keys = np.empty(rows, np.int64)
+    counts = np.empty(rows, np.int64)
     m = _merge_into(k1, c1, k2, c2, keys, counts)
-    return keys[:m].copy(), counts[:m].copy()
+    keys.resize(m, refcheck=False)
+    counts.resize(m, refcheck=False)
+    return keys, counts
 
 
 @njit(cache=True)

@@ -176,15 +176,13 @@ def test_key_sums_merge_runs_exactly(monkeypatch, engine):
     assert got == want
 
 
-@pytest.mark.parametrize("scratch_rows", [1 << 22, 64])
-def test_compiled_merges_are_exact_and_own_their_arrays(monkeypatch, scratch_rows):
-    """The compiled merge writes into per-process scratch and copies out: each result is
-    exact (numpy's sum of the concatenation), sized to its rows, and not overwritten by the
-    next merge; merges over SCRATCH_ROWS take arrays of their own."""
+def test_compiled_merges_are_exact_and_sized_to_their_rows():
+    """The compiled merge shrinks its arrays to its rows: each result is exact (numpy's sum
+    of the concatenation), owns exactly its rows (no slice of a block with room for both
+    runs), and is not changed by the next merge."""
     pytest.importorskip("numba")
     from freqgap.counting import compiled
 
-    monkeypatch.setattr(compiled, "SCRATCH_ROWS", scratch_rows)
     rng = np.random.default_rng(11)
     results, wants = [], []
     for size1, size2 in [(0, 5), (40, 0), (30, 50), (200, 3), (1, 1), (100, 100)]:
@@ -203,6 +201,7 @@ def test_compiled_merges_are_exact_and_own_their_arrays(monkeypatch, scratch_row
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
         assert np.array_equal(got[0], snapshot[0]) and np.array_equal(got[1], snapshot[1])
         assert got[0].dtype == got[1].dtype == np.int64
+        assert all(a.flags.owndata and a.base is None and a.nbytes == 8 * want[0].size for a in got)
 
 
 def test_a_row_far_over_the_chunk_size_is_cut_at_newlines():

@@ -148,6 +148,18 @@ def test_workers_allocate_arrow_memory_with_that_same_malloc(spark):
     assert spark.sparkContext.parallelize([0], 1).map(pool).collect() == [("system", "system")]
 
 
+def test_workers_numpy_gives_no_huge_page_advice(spark):
+    """conf/spark turns numpy's huge-page advice off for the workers, and numpy (imported
+    by the daemon they are forked from) applies it: merges shrink their arrays in place,
+    and with the advice a fresh worker zeroed whole 2 MB pages of the tails."""
+    assert read_spark_defaults()["spark.executorEnv.NUMPY_MADVISE_HUGEPAGE"] == "0"
+
+    def advice(_):
+        import numpy._core.multiarray as multiarray
+        return multiarray._get_madvise_hugepage()
+    assert spark.sparkContext.parallelize([0], 1).map(advice).collect() == [False]
+
+
 def test_workers_daemon_runs_numpy_without_a_blas_thread_pool(spark):
     """conf/spark sets OPENBLAS_NUM_THREADS=1 for the workers (freqgap/blas_threads.py): the
     daemon they are forked from imported numpy, and no OpenBLAS thread runs in it (those
