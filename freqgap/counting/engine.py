@@ -62,3 +62,13 @@ def run_codec(engine: str | None = None):
     else:
         from freqgap.counting import runcodec_compiled as runcodec
     return runcodec.encode, runcodec.decode
+
+
+def term_indexer(engine: str | None = None):
+    """The reduce's keys -> (distinct term ids, int32 indices) (freqgap.counting.term_indices):
+    compiled with numba, else numpy's; both give the same arrays."""
+    if (engine or engine_name()) == "numpy":
+        from freqgap.counting import term_indices
+    else:
+        from freqgap.counting import term_indices_compiled as term_indices
+    return term_indices.term_indices

@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting import arrow_arrays, exchange
 from freqgap.counting.inputs import arrow_fs, join
-from freqgap.counting.codec import MASK, TermCodec
+from freqgap.counting.codec import TermCodec
+from freqgap.counting.engine import term_indexer
 from freqgap.counting.kinds import LAYOUT
 from freqgap.counting.rules import TermRules
 
@@ -25,7 +26,7 @@ ROWS_PER_OUTPUT_FILE = 5_000_000
 
 
 def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarray,
-                 step_buckets: np.ndarray | None = None) -> pa.Table:
+                 step_buckets: np.ndarray | None = None, engine: str | None = None) -> pa.Table:
     """int64 keys -> the dataset's columns (contract order, counts last), each term column
     dictionary-encoded: the distinct terms once, an int32 index per row.
 
@@ -33,22 +34,15 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
     holds a few ten thousand), and Parquet's writer stores a dictionary array's indices as
     they are, where a string column is first materialised (a take: 0.07 CPU-s for 2 M
     real-text triples) and then written value by value. `_write` stores no Arrow schema, so
-    readers get the contract's plain string columns back. Ids are below 2**BITS, so a
-    lookup table finds them without sorting."""
+    readers get the contract's plain string columns back. The indices:
+    `engine.term_indexer` (compiled, or numpy's)."""
     order = LAYOUT[name][1]
-    ids = TermCodec.split(keys, order)
-    present = np.zeros(MASK + 1, dtype=bool)
-    for column in ids:
-        present[column] = True
-    distinct = np.flatnonzero(present)
-    position = np.zeros(MASK + 1, dtype=np.int32)
-    position[distinct] = np.arange(distinct.size, dtype=np.int32)
+    distinct, indices = term_indexer(engine)(keys, order)
     terms = codec.decode(distinct)
-    columns = [pa.DictionaryArray.from_arrays(arrow_arrays.numeric(position[column]), terms)
-               for column in ids]
-    if order == 1:
+    columns = [pa.DictionaryArray.from_arrays(arrow_arrays.numeric(row), terms) for row in indices]
+    if order == 1:                                  # a unigram's key is its term's id
         columns.append(pa.DictionaryArray.from_arrays(
-            arrow_arrays.numeric((ids[0] >= codec.word_base).astype(np.int8)),
+            arrow_arrays.numeric((keys >= codec.word_base).astype(np.int8)),
             arrow_arrays.strings(["number", "word"])))
     optional = ()
     if step_buckets is not None:     # counts by training position (counting/order_source.py)
@@ -128,6 +122,6 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
             keys, counts, buckets = keys[order], counts[order], buckets[order]
         out["rows"][name] = int(keys.size)
         if keys.size or part == 0:
-            _write(decode_table(codec, name, keys, counts, buckets),
+            _write(decode_table(codec, name, keys, counts, buckets, engine),
                    join(final, name), f"part-{part:05d}", rows_per_file)
     return out

@@ -59,11 +59,12 @@ def _load_task_code() -> None:
     for _ in count_lines([(0, 1, record, False, None)], TermRules(), "fail", {0: "warm-up"}):
         pass
     import numpy as np
-    from freqgap.counting.engine import run_codec
+    from freqgap.counting.engine import run_codec, term_indexer
 
     encode, decode = run_codec()                 # the run files' writer and reader
     keys = np.arange(1, 3, dtype=np.int64)
     decode(*encode(keys, keys, 2), keys[:1], 2, 2)
+    term_indexer()(keys, 3)                      # the reduce's dictionary columns
 
 
 def keep_zip_directories():
