@@ -241,14 +241,13 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
 
 
 @njit(cache=True)
-def _runs(keys):
-    """(distinct keys, counts) of sorted keys, in one pass without a branch per key (about
-    half of a chunk's window keys repeat one before them: a branch on it mispredicts)."""
+def _runs_into(keys, uniq, counts):
+    """The distinct keys of sorted keys and their counts written into `uniq`, `counts` (room
+    for every key); returns how many. One pass without a branch per key (about half of a
+    chunk's window keys repeat one before them: a branch on it mispredicts)."""
     n = keys.shape[0]
-    uniq = np.empty(n, np.int64)
-    counts = np.empty(n, np.int64)
     if n == 0:
-        return uniq, counts
+        return 0
     uniq[0] = keys[0]
     counts[0] = 1
     m = 0
@@ -257,7 +256,18 @@ def _runs(keys):
         m += new
         uniq[m] = keys[i]
         counts[m] = counts[m] * (1 - new) + 1
-    return uniq[:m + 1], counts[:m + 1]
+    return m + 1
+
+
+def runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct keys, counts) of sorted keys, shrunk in place to their rows as
+    `merge_sums`' are: slices would keep the chunk-sized blocks alive in KeySums' stack."""
+    uniq = np.empty(keys.shape[0], np.int64)
+    counts = np.empty(keys.shape[0], np.int64)
+    m = _runs_into(keys, uniq, counts)
+    uniq.resize(m, refcheck=False)
+    counts.resize(m, refcheck=False)
+    return uniq, counts
 
 
 @njit(cache=True)
@@ -508,7 +518,7 @@ class CompiledFinder:
             occ.doc, occ.pos, occ.term_id, gid, self.rules.window, BITS, self.rules.max_order >= 3)
         _sort_keys(pairs, pair_descents)
         _sort_keys(triples, triple_descents)
-        return _runs(pairs), _runs(triples)
+        return runs(pairs), runs(triples)
 
     def __call__(self, texts) -> TermOccurrences:
         return self.find_terms(texts)

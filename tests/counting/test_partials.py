@@ -204,6 +204,22 @@ def test_compiled_merges_are_exact_and_sized_to_their_rows():
         assert all(a.flags.owndata and a.base is None and a.nbytes == 8 * want[0].size for a in got)
 
 
+def test_compiled_run_lengths_are_exact_and_sized_to_their_rows():
+    """A chunk's sorted keys as (distinct keys, counts), each array owning exactly its rows."""
+    pytest.importorskip("numba")
+    from freqgap.counting import compiled
+
+    rng = np.random.default_rng(5)
+    for keys in (np.empty(0, np.int64), np.array([7], np.int64), np.sort(rng.integers(0, 40, 500)),
+                 np.arange(300, dtype=np.int64), np.full(64, -3, np.int64)):
+        uniq, counts = compiled.runs(keys)
+        want_keys, want_counts = np.unique(keys, return_counts=True)
+        assert np.array_equal(uniq, want_keys) and np.array_equal(counts, want_counts)
+        assert uniq.dtype == counts.dtype == np.int64
+        assert all(a.flags.owndata and a.base is None and a.nbytes == 8 * want_keys.size
+                   for a in (uniq, counts))
+
+
 def test_a_row_far_over_the_chunk_size_is_cut_at_newlines():
     """A huge block (a highly compressed file) is counted in chunk-sized parts, numbered on."""
     rows = list(partials._row_parts(7, b"aaa\nbb\n\ncc\nd\n", 2))
