@@ -336,7 +336,11 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     of the keys' size (the bound W - 1 and (W - 1)(W - 2)/2 per term left most of a chunk's
     arrays unused and out of cache). Each term is packed as its rank above its codec id, so
     min and max order a key's terms as strings and a mask gives the ids, with no lookup of
-    them per key (15 % of this pass at W = 10)."""
+    them per key (15 % of this pass at W = 10). The loops run over slices (a term's later
+    terms, the keys' place in the output): numba tests an index for a negative value on every
+    load and store unless it can tell it is not, which it can for an index counted from 0 in
+    a slice and not for one from i + 1 in the whole array (one 157 MB real-text file at
+    W = 10: 0.054 -> 0.041 CPU-s, medians of 12)."""
     n = doc.shape[0]
     end = np.empty(n, np.int64)
     packed = np.empty(n, np.int64)
@@ -363,27 +367,31 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     last_triple = -1
     for i in range(n):
         a = packed[i]
-        e = end[i]
-        for j in range(i + 1, e):
-            b = packed[j]
+        later = packed[i + 1:end[i]]      # slices: indices from 0, no test for a negative one
+        m = later.shape[0]
+        pair_out = pairs[p:p + m]
+        p += m
+        for q in range(m):
+            b = later[q]
             lo = min(a, b)
             hi = max(a, b)
             key = ((lo & mask) << bits) | (hi & mask)
-            pairs[p] = key
+            pair_out[q] = key
             pair_descents += key < last_pair
             last_pair = key
-            p += 1
             if want_triples:
-                for k in range(j + 1, e):
-                    c = packed[k]
+                third = later[q + 1:]
+                triple_out = triples[t:t + third.shape[0]]
+                t += third.shape[0]
+                for r in range(third.shape[0]):
+                    c = third[r]
                     x = min(lo, c)                 # lo <= hi: sorted without a branch
                     z = max(hi, c)
                     y = lo + hi + c - x - z
                     key = ((x & mask) << (2 * bits)) | ((y & mask) << bits) | (z & mask)
-                    triples[t] = key
+                    triple_out[r] = key
                     triple_descents += key < last_triple
                     last_triple = key
-                    t += 1
     return pairs, triples, pair_descents, triple_descents
 
 

@@ -41,7 +41,11 @@ def _control_bytes(rows):
 @njit(cache=True)
 def _encode(keys, counts, step):
     """Two passes: the blocks' sizes, then the bytes into an array of exactly that size
-    (a few bytes a row: from the heap, not pages mapped afresh for a worst case)."""
+    (a few bytes a row: from the heap, not pages mapped afresh for a worst case). Both
+    passes run over each block as slices, whose indices numba knows are not negative, so no
+    load or store tests for a negative index and LLVM vectorises the sizes' loop: W = 10's
+    2.6 M rows of a 157 MB real-text file 0.0235 -> 0.011-0.013 CPU-s (sizes 0.011 -> 0.002,
+    bytes 0.0126 -> 0.009)."""
     n = keys.shape[0]
     blocks = (n + step - 1) // step
     offsets = np.empty(blocks + 1, np.int64)
@@ -50,30 +54,33 @@ def _encode(keys, counts, step):
         first = b * step
         rows = min(step, n - first)
         offsets[b] = o
-        o += _control_bytes(rows)
-        prev = np.uint64(keys[first])
-        for r in range(first, first + rows):
-            k = np.uint64(keys[r])
-            o += (np.int64(1) << _code(k - prev)) + (np.int64(1) << _code(_zigzag(counts[r])))
-            prev = k
+        k = keys[first:first + rows]      # slices: indices from 0, so no negative-index test
+        c = counts[first:first + rows]
+        # the block's first key is its index key: difference 0, one byte
+        o += _control_bytes(rows) + 1 + (np.int64(1) << _code(_zigzag(c[0])))
+        for r in range(1, rows):
+            o += ((np.int64(1) << _code(np.uint64(k[r]) - np.uint64(k[r - 1])))
+                  + (np.int64(1) << _code(_zigzag(c[r]))))
     offsets[blocks] = o
     out = np.empty(o + _SLACK, np.uint8)
     for b in range(blocks):
         first = b * step
         rows = min(step, n - first)
-        control = offsets[b]
-        o = control + _control_bytes(rows)
-        out[control:o] = 0
-        prev = np.uint64(keys[first])
+        k = keys[first:first + rows]
+        c = counts[first:first + rows]
+        o = offsets[b] + _control_bytes(rows)
+        control = out[offsets[b]:o]
+        control[:] = 0
+        prev = np.uint64(k[0])
         for r in range(rows):
-            k = np.uint64(keys[first + r])
-            delta = k - prev
-            z = _zigzag(counts[first + r])
-            prev = k
+            key = np.uint64(k[r])
+            delta = key - prev
+            z = _zigzag(c[r])
+            prev = key
             cd = _code(delta)
             cz = _code(z)
             j = 2 * r
-            out[control + (j >> 2)] |= np.uint8((cd << (2 * (j & 3))) | (cz << (2 * ((j + 1) & 3))))
+            control[j >> 2] |= np.uint8((cd << (2 * (j & 3))) | (cz << (2 * ((j + 1) & 3))))
             store_u64(out, o, delta)
             o += np.int64(1) << cd
             store_u64(out, o, z)
