@@ -109,7 +109,9 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
                            "rows": {}}
     for name, (base, _) in LAYOUT.items():
         kinds = sorted(k for k in summed if k.split("@", 1)[0] == base)
-        if kinds:
+        if len(kinds) == 1:                        # a table of one kind: its sums as they are
+            keys, counts = summed[kinds[0]]
+        elif kinds:
             keys = np.concatenate([summed[k][0] for k in kinds])
             counts = np.concatenate([summed[k][1] for k in kinds])
         else:

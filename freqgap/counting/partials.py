@@ -215,11 +215,12 @@ class KeySums:
                 self._merge_top(stack)
 
     def drain(self) -> Iterator[pa.RecordBatch]:
+        """Each kind's sums as one batch (no copy: the run files' writer takes them whole; in
+        slices of a million rows, a legacy of handing them to the JVM, they were joined again
+        there)."""
         self._compact()
         for kind, stack in self.runs.items():
-            keys, counts = stack[0]
-            for start in range(0, keys.size, 1_000_000):
-                yield _count_batch(kind, keys[start:start + 1_000_000], counts[start:start + 1_000_000])
+            yield _count_batch(kind, *stack[0])
         self.runs, self.rows, self.threshold = {}, 0, COMPACT_ROWS
 
 
