@@ -259,15 +259,24 @@ def _runs_into(keys, uniq, counts):
     return m + 1
 
 
-def runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct keys, counts) of sorted keys, shrunk in place to their rows as
-    `merge_sums`' are: slices would keep the chunk-sized blocks alive in KeySums' stack."""
-    uniq = np.empty(keys.shape[0], np.int64)
-    counts = np.empty(keys.shape[0], np.int64)
-    m = _runs_into(keys, uniq, counts)
-    uniq.resize(m, refcheck=False)
+def _sized_to_rows(room: int, fill, *runs) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, counts) that `fill(*runs, keys, counts)` writes into arrays with `room` rows and
+    returns the rows of, shrunk in place to those rows (`resize`: malloc gives the tail back,
+    nothing is copied). Why: returned as slices, the results kept whole blocks of
+    ever-changing sizes alive in KeySums' stack, which fragmented malloc's heap, so a reused
+    worker mapped fresh pages for its merges run after run (6-28 K page faults a 157 MB
+    real-text file at W = 10 with W = 5 and W = 10 runs alternating; 13 shrunk)."""
+    keys = np.empty(room, np.int64)
+    counts = np.empty(room, np.int64)
+    m = fill(*runs, keys, counts)
+    keys.resize(m, refcheck=False)
     counts.resize(m, refcheck=False)
-    return uniq, counts
+    return keys, counts
+
+
+def runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct keys, counts) of sorted keys, each array exactly its rows (`_sized_to_rows`)."""
+    return _sized_to_rows(keys.shape[0], _runs_into, keys)
 
 
 @njit(cache=True)
@@ -308,20 +317,10 @@ def merge_sums(k1: np.ndarray, c1: np.ndarray, k2: np.ndarray, c2: np.ndarray):
     """Two runs of sorted distinct keys with counts as one, equal keys summed: one linear
     pass (KeySums, exchange.sum_runs; numpy would sort the concatenation).
 
-    The result is merged into arrays with room for both runs, then shrunk in place to its
-    rows (`resize`: malloc gives the tail back, nothing is copied). Why: returned as slices,
-    the results kept whole blocks of ever-changing sizes alive in KeySums' stack, which
-    fragmented malloc's heap, so a reused worker mapped fresh pages for its merges run
-    after run (6-28 K page faults a 157 MB real-text file at W = 10 with W = 5 and W = 10
-    runs alternating; 13 shrunk). Counting the rows first doubled the merge's CPU, and a
-    per-process scratch copied out cost a fresh process the scratch's pages."""
-    rows = k1.shape[0] + k2.shape[0]
-    keys = np.empty(rows, np.int64)
-    counts = np.empty(rows, np.int64)
-    m = _merge_into(k1, c1, k2, c2, keys, counts)
-    keys.resize(m, refcheck=False)
-    counts.resize(m, refcheck=False)
-    return keys, counts
+    The result is merged into arrays with room for both runs and shrunk to its rows
+    (`_sized_to_rows`). Counting the rows first doubled the merge's CPU, and a per-process
+    scratch copied out cost a fresh process the scratch's pages."""
+    return _sized_to_rows(k1.shape[0] + k2.shape[0], _merge_into, k1, c1, k2, c2)
 
 
 @njit(cache=True)

@@ -101,7 +101,7 @@ def write_parts(uri: str, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tup
     """Write the run file of `parts` (keys, counts), one after the other, and return its
     rows and index keys. Parts that are not together one strictly increasing run (batches of
     one kind from several drains of a task's sums, or any other input) are summed first;
-    those that are (one drain handed over in slices) are joined as they are."""
+    those that are (one run handed over in pieces) are joined as they are."""
     parts = [(np.ascontiguousarray(k, dtype=np.int64), np.ascontiguousarray(c, dtype=np.int64))
              for k, c in parts if len(k)]
     in_order = [_ascending(k) for k, _ in parts]
