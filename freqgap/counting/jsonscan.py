@@ -542,20 +542,51 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, starts, blank, s
 
 
 @njit(cache=True)
-def _new_runs(buf, starts, ends):
-    """1 where slice i of buf differs from slice i - 1 (so a subset name is decoded once
-    per run of records, not once per record)."""
-    out = np.ones(starts.shape[0], np.uint8)
-    for i in range(1, starts.shape[0]):
-        length = ends[i] - starts[i]
-        if length == ends[i - 1] - starts[i - 1]:
-            same = True
-            for k in range(length):
-                if buf[starts[i] + k] != buf[starts[i - 1] + k]:
-                    same = False
+def _distinct_slices(buf, starts, ends):
+    """(start, end, count) of each distinct byte string among the slices buf[starts[i]:ends[i]],
+    in order of first appearance: the subset names are tallied here, and only the distinct
+    ones are decoded in Python. Why: in the Pile (and real text) the name changes almost every
+    record, and a Python step per run of equal names (14.5 K a 157 MB real-text file) made
+    `extract_records` 0.080-0.084 CPU-s instead of 0.072-0.073. Slices are told apart by their
+    bytes (an open-addressing table keyed by an FNV-1a hash, equal hashes compared byte by
+    byte), so the tally is exact."""
+    n = starts.shape[0]
+    size = 16
+    while size < 2 * n:
+        size <<= 1
+    mask = size - 1
+    table = np.full(size, -1, np.int64)
+    first = np.empty(n, np.int64)            # slice index of each distinct string's first use
+    counts = np.zeros(n, np.int64)
+    found = 0
+    for i in range(n):
+        s = starts[i]
+        e = ends[i]
+        h = np.uint64(14695981039346656037)
+        for k in range(s, e):
+            h = (h ^ np.uint64(buf[k])) * np.uint64(1099511628211)
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            d = table[slot]
+            if d < 0:
+                table[slot] = found
+                first[found] = i
+                counts[found] = 1
+                found += 1
+                break
+            j = first[d]
+            length = e - s
+            if ends[j] - starts[j] == length:
+                same = True
+                for k in range(length):
+                    if buf[starts[j] + k] != buf[s + k]:
+                        same = False
+                        break
+                if same:
+                    counts[d] += 1
                     break
-            out[i] = 0 if same else 1
-    return out
+            slot = (slot + 1) & mask
+    return starts[first[:found]], ends[first[:found]], counts[:found]
 
 
 def _scratch(scratch: dict | None, n: int):
@@ -596,9 +627,8 @@ def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
     if subset_field:
         keep = sub_s[:n_lines] >= 0
         sub_s, sub_e = sub_s[:n_lines][keep], sub_e[:n_lines][keep]
-        heads = np.flatnonzero(_new_runs(buf, sub_s, sub_e))     # runs of one subset name
-        for s, e, count in zip(sub_s[heads].tolist(), sub_e[heads].tolist(),
-                               np.diff(np.append(heads, sub_s.shape[0])).tolist()):
+        names_s, names_e, names_n = _distinct_slices(buf, sub_s, sub_e)
+        for s, e, count in zip(names_s.tolist(), names_e.tolist(), names_n.tolist()):
             raw = buf[s:e].tobytes()
             name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
             subsets[name] = subsets.get(name, 0) + count

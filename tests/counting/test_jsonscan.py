@@ -130,3 +130,32 @@ def test_whitespace_becomes_spaces(records):
     length, and the buffer ends in PAD spaces (checked in `compiled`)."""
     got = check([json.dumps({"text": t}, ensure_ascii=a).encode() for t, a in records])
     assert got is not None or any(a and "\U0001f600" in t for t, a in records)   # \ud83d\ude00: Python's
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "b", "-", "\u00e9", "\\"]), max_size=4), min_size=0, max_size=60))
+def test_distinct_slices_tally_each_byte_string_exactly(names):
+    """Every distinct byte string once, in order of first use, with how often it occurs: short
+    names from a small alphabet repeat often and share hash-table slots (probing)."""
+    from freqgap.counting.jsonscan import _distinct_slices
+
+    raw = [n.encode() for n in names]
+    buf = np.frombuffer(b"".join(raw) + b"#", np.uint8)
+    ends = np.cumsum([len(r) for r in raw], dtype=np.int64)
+    starts = ends - np.array([len(r) for r in raw], dtype=np.int64)
+    got_s, got_e, got_n = _distinct_slices(buf, starts, ends)
+    want: dict[bytes, int] = {}
+    for r in raw:
+        want[r] = want.get(r, 0) + 1
+    got = [(buf[s:e].tobytes(), n) for s, e, n in zip(got_s.tolist(), got_e.tolist(), got_n.tolist())]
+    assert got == list(want.items())
+
+
+def test_subset_names_interleaved_and_escaped_are_tallied_by_name():
+    """Names that change every record (as in the Pile), and one name written two ways (an
+    escape and its character), are counted per decoded name, as Python counts them."""
+    names = ["Pile-CC", "PubMed Central", "Pile-CC", "ArXiv", "Pile\\u002dCC", "ArXiv", "Pile-CC"] * 7
+    payloads = [('{"text": "%d items", "meta": {"pile_set_name": "%s"}}' % (i, n)).encode()
+                for i, n in enumerate(names)]
+    got = check(payloads)
+    assert got is not None and got[1] == {"Pile-CC": 28, "PubMed Central": 7, "ArXiv": 14}

@@ -210,6 +210,11 @@ def test_compiled_string_order_of_codes_is_python_string_order(max_digits):
     names = codec.decode(codes).to_pylist()
     by_key = [names[i] for i in np.argsort(finder._string_order(codes), kind="stable")]
     assert by_key == sorted(names)
+    # looked up once computed: a second finder that has met half the codes, asked for all
+    # of them in another order, gives each code the integer computed afresh
+    again = term_finder(rules, "numba")
+    again._string_order(codes[::2])
+    assert np.array_equal(again._string_order(codes[::-1]), finder._string_order_of(codes[::-1]))
 
 
 def test_every_whitespace_character_is_below_the_scanned_range():
