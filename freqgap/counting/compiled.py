@@ -244,18 +244,26 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
 def _runs_into(keys, uniq, counts):
     """The distinct keys of sorted keys and their counts written into `uniq`, `counts` (room
     for every key); returns how many. One pass without a branch per key (about half of a
-    chunk's window keys repeat one before them: a branch on it mispredicts)."""
+    chunk's window keys repeat one before them: a branch on it mispredicts). The key before
+    and the running count are kept in registers: read back from `counts[m]`, each step
+    waited on the store of the step before (one real-text file's 62 runs at W = 10: 0.0151-
+    0.0153 -> 0.0116-0.0120 CPU-s, min of 9)."""
     n = keys.shape[0]
     if n == 0:
         return 0
-    uniq[0] = keys[0]
+    last = keys[0]
+    count = np.int64(1)
+    uniq[0] = last
     counts[0] = 1
     m = 0
     for i in range(1, n):
-        new = np.int64(keys[i] != keys[i - 1])
+        key = keys[i]
+        new = np.int64(key != last)
+        last = key
         m += new
-        uniq[m] = keys[i]
-        counts[m] = counts[m] * (1 - new) + 1
+        count = count * (1 - new) + 1
+        uniq[m] = key
+        counts[m] = count
     return m + 1
 
 
