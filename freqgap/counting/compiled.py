@@ -22,7 +22,7 @@ from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.jsonscan import PAD, Utf8Batch
-from freqgap.counting.words import count_bits, load_u16, space_mask32, trailing_zeros
+from freqgap.counting.words import FNV_OFFSET, count_bits, fnv1a_step, load_u16, space_mask32, trailing_zeros
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
 from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
 
@@ -43,7 +43,6 @@ _WS_CP = np.zeros(max(map(ord, NON_ASCII_WHITESPACE)) + 1, dtype=np.bool_)
 _WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
 LOWER_TO_ASCII = "\u212a"
 _LOWER_ASCII_CP = np.array([ord(c) for c in LOWER_TO_ASCII], np.int64)
-_FNV_OFFSET, _FNV_PRIME = 14695981039346656037, 1099511628211
 
 
 @njit(cache=True, inline="always")
@@ -65,9 +64,10 @@ def _lower(b):
 
 @njit(cache=True)
 def _hash_lower(data, s, e):
-    h = np.uint64(14695981039346656037)
+    """FNV-1a of data[s:e] lower-cased (ASCII): the vocabulary table's key."""
+    h = FNV_OFFSET
     for i in range(s, e):
-        h = (h ^ np.uint64(_lower(data[i]))) * np.uint64(1099511628211)
+        h = fnv1a_step(h, _lower(data[i]))
     return h
 
 
@@ -434,11 +434,8 @@ class CompiledFinder:
         self.form_code = self.codec.encode([forms[f] for f in ascii_forms])
         size = 1 << max(4, (2 * len(encoded)).bit_length())
         self.htab = np.full(size, -1, np.int64)
-        for index, f in enumerate(encoded):
-            h = _FNV_OFFSET
-            for byte in f:
-                h = (h ^ byte) * _FNV_PRIME & 0xFFFFFFFFFFFFFFFF
-            slot = h & (size - 1)
+        for index in range(len(encoded)):           # hashed as the scan hashes a token
+            slot = int(_hash_lower(self.form_bytes, self.form_off[index], self.form_off[index + 1])) & (size - 1)
             while self.htab[slot] >= 0:
                 slot = (slot + 1) & (size - 1)
             self.htab[slot] = index

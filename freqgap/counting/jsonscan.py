@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE
-from freqgap.counting.words import (HIGH, LOW7, copy32, equal_bytes, json_special_mask32, load_u64, store_u64,
-                                   trailing_zeros)
+from freqgap.counting.words import (FNV_OFFSET, HIGH, LOW7, copy32, equal_bytes, fnv1a_step, json_special_mask32,
+                                   load_u64, store_u64, trailing_zeros)
 
 MAX_DEPTH = 512
 PAD = 40        # spaces after a Utf8Batch's texts (32-byte loads from its last byte, and 2 more)
@@ -562,9 +562,9 @@ def _distinct_slices(buf, starts, ends):
     for i in range(n):
         s = starts[i]
         e = ends[i]
-        h = np.uint64(14695981039346656037)
+        h = FNV_OFFSET
         for k in range(s, e):
-            h = (h ^ np.uint64(buf[k])) * np.uint64(1099511628211)
+            h = fnv1a_step(h, buf[k])
         slot = np.int64(h & np.uint64(mask))
         while True:
             d = table[slot]

@@ -23,13 +23,25 @@ from freqgap.counting.numba_cache import load_cached_code_lazily
 # compiler being built first (numba_cache.py).
 load_cached_code_lazily()
 
-__all__ = ["HIGH", "LOW7", "ONES", "count_bits", "count_byte", "copy32", "count_high_bits", "equal_bytes",
-           "json_special_mask32", "load_u16", "load_u64", "space_mask32", "store_u64", "trailing_zeros"]
+__all__ = ["FNV_OFFSET", "HIGH", "LOW7", "ONES", "count_bits", "count_byte", "copy32", "count_high_bits",
+           "equal_bytes", "fnv1a_step", "json_special_mask32", "load_u16", "load_u64", "space_mask32",
+           "store_u64", "trailing_zeros"]
 
 # SWAR constants: the high bit, the low 7 bits and 1 in every byte.
 HIGH = np.uint64(0x8080808080808080)
 LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 ONES = np.uint64(0x0101010101010101)
+
+# FNV-1a (64-bit), the compiled passes' hash of a byte string: the vocabulary's table
+# (compiled.py) and the subset names' tally (jsonscan.py).
+FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@njit(cache=True, inline="always")
+def fnv1a_step(h, byte):
+    """The hash h with one more byte hashed in."""
+    return (h ^ np.uint64(byte)) * _FNV_PRIME
 
 
 def _pointer(context, builder, signature, args, pointee, at=0):
