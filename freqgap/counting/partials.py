@@ -27,6 +27,7 @@ from freqgap.counting.inputs import BadInputError, InputFile
 from freqgap.counting.kinds import (BYTES, DOCS, LINES, PAIR, SEP, SKIP_EXAMPLES, SKIP_LINE, SKIPS,
                                     SUBSET, TOKENS, TRIPLE, UNIGRAM)
 from freqgap.counting.sources import iter_line_blocks, iter_parquet_texts, newline_count
+from freqgap.counting.task_reuse import FINDERS, READER_SCRATCH
 from freqgap.counting.tokenize import find_terms
 from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
 
@@ -306,11 +307,11 @@ class _BlockChunk:
     """Rows of whole lines (line_rows' blocks) of one chunk, for the compiled reader: the
     lines are found and parsed in one buffer, never one Python object per line."""
 
-    def __init__(self) -> None:
+    def __init__(self, scratch: dict) -> None:
         self.payloads: list[bytes] = []
         self.where: list[tuple[int, int]] = []     # (file, first line) of each row
         self.size = 0
-        self.scratch: dict = {}                    # the reader's arrays, kept between chunks
+        self.scratch = scratch                     # the reader's arrays, kept between chunks
 
     def add(self, fidx: int, number: int, payload: bytes) -> None:
         self.payloads.append(payload)
@@ -358,13 +359,26 @@ def _row_parts(number: int, payload: bytes, size: int) -> Iterator[tuple[int, by
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
                 paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key). A row's
-    payload is one or more whole lines joined by newlines (line_rows), or a Parquet text."""
+    payload is one or more whole lines joined by newlines (line_rows), or a Parquet text.
+    The compiled engine's finder and JSON reader arrays are leased from the process's pools
+    (task_reuse: a reused Spark worker makes them once, not per task)."""
+    if engine_name() != "numba":
+        yield from _count_lines(rows, rules, on_bad, paths, term_finder(rules), None)
+        return
+    with FINDERS.lease(rules, lambda: term_finder(rules)) as finder, \
+            READER_SCRATCH.lease("json", dict) as scratch:
+        yield from _count_lines(rows, rules, on_bad, paths, finder, scratch)
+
+
+def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: dict[int, str],
+                 finder, scratch: dict | None) -> Iterator[pa.RecordBatch]:
+    """count_lines with its finder and, for the compiled engine (None: numpy's), the JSON
+    reader's scratch."""
     acc = _Accumulator()
-    compiled = engine_name() == "numba"
+    compiled = scratch is not None
     sums = KeySums(run_merger())
     codec = TermCodec(rules)
-    finder = term_finder(rules)
-    chunk = _BlockChunk() if compiled else _ArrowChunk(rules)
+    chunk = _BlockChunk(scratch) if compiled else _ArrowChunk(rules)
     text_field, subset_field = rules.text_field, rules.subset_field
 
     def count(texts, files) -> Iterator[pa.RecordBatch]:
