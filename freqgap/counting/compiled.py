@@ -422,7 +422,8 @@ def _sort_keys(keys: np.ndarray, descents: int) -> None:
 
 
 class CompiledFinder:
-    """The compiled finder's tables for one set of rules (built once per task)."""
+    """The compiled finder's tables for one set of rules (built once per worker process and
+    rule set: count_lines leases it from task_reuse.FINDERS)."""
 
     def __init__(self, rules: TermRules) -> None:
         self.rules = rules
