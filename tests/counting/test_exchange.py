@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.contract import check_parquet
-from freqgap.counting import exchange, partials, task_results
+from freqgap.counting import exchange, final_tables, partials, task_results
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engine import ENGINE_ENV
 from freqgap.counting.final_tables import reduce_range
@@ -300,6 +300,31 @@ def test_reduce_writes_the_exact_sum_whatever_the_reducers(tmp_path, reducers):
         keys = ids[:, 0] if order == 1 else (TermCodec.pair_keys(*ids.T) if order == 2
                                              else TermCodec.triple_keys(*ids.T))
         assert (keys[1:] > keys[:-1]).all()
+
+
+@pytest.mark.parametrize("rows, most, size", [(0, 4, 1), (1, 4, 1), (4, 4, 4), (5, 4, 3),
+                                              (9, 4, 3), (1_421_067, 2_000_000, 1_421_067),
+                                              (5_000_000, 2_000_000, 1_666_667)])
+def test_row_groups_are_as_few_as_the_cap_allows_and_even(rows, most, size):
+    assert final_tables.row_groups(rows, most) == size
+    groups = -(-rows // size) if rows else 1
+    assert groups == max(1, -(-rows // most)) and size <= most
+
+
+def test_each_final_file_is_cut_into_even_row_groups(tmp_path, monkeypatch):
+    """No short tail group (each group repeats every term column's dictionary): 23 rows,
+    at most 10 a group -> 8 + 8 + 7, not 10 + 10 + 3; the rows read back in key order."""
+    monkeypatch.setattr(final_tables, "ROWS_PER_ROW_GROUP", 10)
+    rules = TermRules()
+    keys = np.arange(23, dtype=np.int64) + TermCodec(rules).word_base - 23
+    uri = (tmp_path / "u.run").as_uri()
+    exchange.write_run(uri, keys, np.arange(1, 24))
+    final = tmp_path / "final"
+    reduce_range([(uri, "u", 23)], None, None, 0, rules, final.as_uri(), False)
+    (path,) = check_parquet("unigrams", final / "unigrams")
+    meta = pq.read_metadata(path)
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [8, 8, 7]
+    assert pq.read_table(path).column("count").to_pylist() == list(range(1, 24))
 
 
 def test_an_empty_result_still_writes_every_table(tmp_path):
