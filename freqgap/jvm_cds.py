@@ -14,7 +14,7 @@ on a machine dumps it at JVM exit (`-XX:ArchiveClassesAtExit`), later runs map i
     write their own file and a damaged one is never used;
   * `-Xshare:auto` and CDS logging off: an archive the JVM rejects is ignored silently.
 `FREQGAP_JVM_CDS=0` turns it off; the cache is `$FREQGAP_CACHE_DIR`, `$XDG_CACHE_HOME/freqgap`
-or `~/.cache/freqgap` (`jvm-cds/`, ~120-190 MB an archive, the newest 4 kept).
+or `~/.cache/freqgap` (`jvm-cds/`, ~120-190 MB an archive, the 4 used last kept).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _PUBLISH_FLAG = "--freqgap-publish-when-done"         # its watcher of a first r
 _DUMP_OPTION = "-XX:ArchiveClassesAtExit="
 _STALE_TMP_S = 3600
 _FRESH_TMP_S = 120                       # a dump this recent is being checked and published
-_KEEP = 4                                # archives kept per machine (~120 MB each), newest first
+_KEEP = 4                                # archives kept per machine (~120 MB each), last used first
 # java options whose value is the next argument
 _VALUE_OPTIONS = ("-cp", "-classpath", "--class-path", "--add-modules", "--add-opens",
                   "--add-exports", "--add-reads", "--module-path", "-p")
@@ -158,6 +158,7 @@ def driver_options(key: str | None, directory: Path | None = None,
             return "", None
         found = _being_published(key, directory)
     if found is not None:
+        _mark_used(found)
         return f"-XX:SharedArchiveFile={found} -Xshare:auto {_QUIET}", None
     if _fresh_dumps(key, directory):
         return "", None                  # another run's dump is still being checked: no second one
@@ -165,6 +166,16 @@ def driver_options(key: str | None, directory: Path | None = None,
         return "", None                  # a read-only cache: run without an archive
     pending = directory / f"{key}.tmp-{jvm_pid or os.getpid()}-{secrets.token_hex(4)}"
     return f"{_DUMP_OPTION}{pending} {_QUIET}", pending
+
+
+def _mark_used(archive: Path) -> None:
+    """Its modification time set to now: `_prune` keeps the archives used last, so a set-up
+    in daily use is not dropped for newer ones used once (each dump costs 13-21 CPU-s).
+    Nothing in an archive's name or check depends on the time; a read-only cache keeps it."""
+    try:
+        os.utime(archive)
+    except OSError:
+        pass
 
 
 def temporary_dumps(directory: Path | None = None, key: str = "*") -> list[tuple[Path, float]]:
@@ -258,7 +269,7 @@ def finish(pending: Path, command: list[str] | None, jvm_returncode: int | None,
 
 def _prune(kept: Path, key: str) -> None:
     """Other archives of the same key go (a concurrent first run made one too), and only the
-    newest `_KEEP` archives stay (one per JVM set-up used lately)."""
+    `_KEEP` archives used last stay (one per JVM set-up used lately: `_mark_used`)."""
     directory = kept.parent
     for path in directory.glob(f"{key}.*.jsa"):
         if path != kept:

@@ -162,6 +162,25 @@ def test_only_the_newest_archives_are_kept(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"key{i}.{i + 1}.jsa" for i in range(2, 6)]
 
 
+def test_the_archives_used_last_are_kept_not_the_newest(tmp_path, monkeypatch):
+    """A set-up in daily use keeps its archive when others are dumped after it."""
+    monkeypatch.setattr(jvm_cds.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 0))
+
+    def dump(i: int) -> None:
+        pending = tmp_path / f"key{i}.tmp-1-aa"
+        pending.write_bytes(b"x" * (i + 1))
+        jvm_cds.finish(pending, ["java", "-cp", "x", "Main"], 0)
+        os.utime(tmp_path / f"key{i}.{i + 1}.jsa", (1000 + i, 1000 + i))
+
+    for i in range(4):
+        dump(i)
+    options, pending = jvm_cds.driver_options("key0", tmp_path)     # key0, the oldest, is used
+    assert pending is None and "key0.1.jsa" in options
+    dump(4)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key0.1.jsa", "key2.3.jsa", "key3.4.jsa",
+                                                          "key4.5.jsa"]
+
+
 def test_a_submit_key_covers_spark_submits_options_and_conf_file_not_the_apps_arguments(
         tmp_path, monkeypatch):
     (tmp_path / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
