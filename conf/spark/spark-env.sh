@@ -23,8 +23,3 @@ if [ -n "$_freqgap_cds" ]; then
   done
 fi
 unset _freqgap_python _freqgap_cds _freqgap_arg
-# spark-class's launcher JVM only builds the driver's command line (~0.15 CPU-s of every
-# spark-submit): C1 only and the serial collector, as for the driver (0.177 -> 0.149 CPU-s,
-# medians of 15). A SPARK_LAUNCHER_OPTS of the user's, even an empty one, is kept.
-: "${SPARK_LAUNCHER_OPTS=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
-export SPARK_LAUNCHER_OPTS

@@ -240,20 +240,6 @@ def _spark_env_args(args: list[str], env: dict[str, str]) -> list[str]:
     return proc.stdout.splitlines()
 
 
-@pytest.mark.parametrize("mine, want", [(None, "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"),
-                                        ("-Xmx256m", "-Xmx256m"), ("", "")])
-def test_spark_env_starts_the_launcher_jvm_on_c1_unless_the_user_set_its_options(mine, want):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "FREQGAP_JVM_CDS": "0",
-           "FREQGAP_SPARK_ENV": str(REPO / "conf" / "spark" / "spark-env.sh")}
-    if mine is not None:
-        env["SPARK_LAUNCHER_OPTS"] = mine
-    script = '. "$FREQGAP_SPARK_ENV"; bash -c \'printf "%s|%s" "${SPARK_LAUNCHER_OPTS-unset}" "$1"\' _ x'
-    proc = subprocess.run(["bash", "-c", script, "spark-class", "org.apache.spark.deploy.master.Master"],
-                          capture_output=True, text=True, env=env, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"{want}|x"                # exported: the launcher's bash sees it
-
-
 def test_spark_env_puts_the_jars_first_and_maps_the_archive_only_for_a_driver_here(tmp_path, spark_home):
     cache = tmp_path / "cache"
     conf = tmp_path / "conf"
