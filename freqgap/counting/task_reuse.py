@@ -39,9 +39,14 @@ class Pool:
         without an exception."""
         free = self._free.pop(key, [])
         obj = free.pop() if free else make()
-        self._free[key] = free                # most recently used last
+        if free:
+            self._free[key] = free            # most recently used last
         yield obj
-        self._free.setdefault(key, []).append(obj)
+        # Only a key with a free object holds a place: a lease that failed leaves none,
+        # so it can't push out another key's object.
+        back = self._free.pop(key, [])
+        back.append(obj)
+        self._free[key] = back
         while len(self._free) > self.keep:
             del self._free[next(iter(self._free))]
 
