@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -249,6 +250,19 @@ def _submitted_master() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
 
 
+def _package_zip(package_dir: Path) -> Path:
+    """This package's sources as a zip in a fresh temporary directory, removed when this
+    Python exits. Why then: the driver's file server hands the file to every executor that
+    starts while the context lives, so it can't go sooner; left behind, every cluster run
+    kept its 0.3 MB copy in the temporary directory for good."""
+    folder = tempfile.mkdtemp(prefix="freqgap-pkg-")
+    atexit.register(shutil.rmtree, folder, True)
+    target = Path(folder) / "freqgap.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(package_dir.rglob("*.py")):
+            zf.write(path, path.relative_to(package_dir.parent).as_posix())
+    return target
+
 def ship_package(spark) -> None:
     """Make executors import this very freqgap (once per context).
 
@@ -265,9 +279,5 @@ def ship_package(spark) -> None:
         paths = [str(package_dir.parent)] + [p for p in sc.environment.get("PYTHONPATH", "").split(os.pathsep) if p]
         sc.environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     else:
-        target = Path(tempfile.mkdtemp(prefix="freqgap-pkg-")) / "freqgap.zip"
-        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
-            for path in sorted(package_dir.rglob("*.py")):
-                zf.write(path, path.relative_to(package_dir.parent).as_posix())
-        sc.addPyFile(str(target))
+        sc.addPyFile(str(_package_zip(package_dir)))
     setattr(sc, _SHIPPED_ATTR, True)

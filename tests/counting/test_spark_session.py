@@ -178,3 +178,33 @@ def test_workers_daemon_runs_numpy_without_a_blas_thread_pool(spark):
                 names.append(f.read())
         return os.environ.get("OPENBLAS_NUM_THREADS"), names.count(main)
     assert spark.sparkContext.parallelize([0], 1).map(threads).collect() == [("1", 1)]
+
+
+def test_a_clusters_package_zip_lives_until_the_driver_exits(tmp_path):
+    """ship_package zips the package for a non-local master; the zip must exist while the
+    context can still hand it to executors, and must not outlive the driver's Python."""
+    script = """
+import sys, zipfile
+from types import SimpleNamespace
+from freqgap.spark_session import ship_package
+
+class Context:
+    master = "spark://127.0.0.1:7077"
+    environment = {}
+    def addPyFile(self, path):
+        self.path = path
+
+sc = Context()
+ship_package(SimpleNamespace(sparkContext=sc))
+with zipfile.ZipFile(sc.path) as zf:
+    assert "freqgap/spark_session.py" in zf.namelist()
+print(sc.path)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO,
+                          env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": str(REPO)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    shipped = Path(done.stdout.strip())
+    assert shipped.parent.parent == tmp_path
+    assert not shipped.parent.exists()
+    assert list(tmp_path.iterdir()) == []
