@@ -263,6 +263,7 @@ def _package_zip(package_dir: Path) -> Path:
             zf.write(path, path.relative_to(package_dir.parent).as_posix())
     return target
 
+
 def ship_package(spark) -> None:
     """Make executors import this very freqgap (once per context).
 
