@@ -42,3 +42,24 @@ def test_demo_chain_runs_every_stage(spark, tmp_path, monkeypatch):
     assert read_manifest(out / "predictions" / "model")["totals"]["rows"] > 0
     assert read_manifest(tmp_path / "results")["stage"] == "gaps"
     assert (out / "reports" / "counts.png").stat().st_size > 1000
+
+
+@pytest.mark.timeout(900)
+def test_the_readme_shows_what_make_demo_prints(spark, tmp_path):
+    """README's "What it printed here" block is the demo's summary tables as `make demo`
+    prints them now (the committed model and sample corpus; the bootstrap is seeded), so a
+    change to Δ, its intervals or their format can't leave a stale table in the README."""
+    from pathlib import Path
+
+    from freqgap.workflows.demo import DemoOptions, run_demo
+
+    repo = Path(__file__).resolve().parents[2]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("What it printed here", 1)[1].split("```\n", 2)[1]
+    rows = [line for line in shown.splitlines() if line.startswith("| ") and not line.startswith("| Task")]
+    assert len(rows) == 4, shown
+    summary = run_demo(DemoOptions(corpus=str(repo / "data" / "sample"), work=tmp_path / "out",
+                                   results=tmp_path / "results", device="cpu"),
+                       spark=spark, log=lambda line: None)
+    printed = set(summary.splitlines())
+    assert [row for row in rows if row not in printed] == [], summary
