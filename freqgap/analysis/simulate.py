@@ -19,6 +19,13 @@ def _fmt(x: Any, pct: bool = True) -> str:
     return f"{100 * x:.1f}" if pct else f"{x:.2f}"
 
 
+
+def _plain(value: Any) -> Any:
+    """A cell of the gaps frame as JSON holds it: numpy scalars as Python's, arrays (the
+    per-seed Δ, one entry per seed) as lists. `.item()` served the scalars but fails on an
+    array of two or more seeds, and turned a one-seed array into a bare entry."""
+    return value.tolist() if hasattr(value, "tolist") else value
+
 def write_report(runs: list[dict[str, Any]], out: Path, task: str, ks: Sequence[int],
                  seeds: Sequence[int], elapsed_s: float) -> Path:
     """OUT/report.md, delta.png, accuracy_by_rank.png, summary.json from the runs of each law.
@@ -37,8 +44,7 @@ def write_report(runs: list[dict[str, Any]], out: Path, task: str, ks: Sequence[
     for run in runs:
         g = run["gaps"]
         for _, r in g.sort_values(["k", "freq_def"]).iterrows():
-            rows.append({"law": run["law"], **{c: (r[c].item() if hasattr(r[c], "item") else r[c])
-                                               for c in g.columns}})
+            rows.append({"law": run["law"], **{c: _plain(r[c]) for c in g.columns}})
     summary = {"task": task, "ks": list(ks), "seeds": list(seeds),
                "elapsed_s": round(elapsed_s, 1), "rows": rows,
                "times": {run["law"]: {k: round(v, 1) for k, v in run["times"].items()} for run in runs},
