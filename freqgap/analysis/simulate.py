@@ -19,12 +19,12 @@ def _fmt(x: Any, pct: bool = True) -> str:
     return f"{100 * x:.1f}" if pct else f"{x:.2f}"
 
 
-
 def _plain(value: Any) -> Any:
     """A cell of the gaps frame as JSON holds it: numpy scalars as Python's, arrays (the
     per-seed Δ, one entry per seed) as lists. `.item()` served the scalars but fails on an
     array of two or more seeds, and turned a one-seed array into a bare entry."""
     return value.tolist() if hasattr(value, "tolist") else value
+
 
 def write_report(runs: list[dict[str, Any]], out: Path, task: str, ks: Sequence[int],
                  seeds: Sequence[int], elapsed_s: float) -> Path:

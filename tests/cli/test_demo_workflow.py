@@ -4,6 +4,7 @@ a tiny random GPT-NeoX, and the demo grid capped to 20 test items through `--con
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -49,8 +50,6 @@ def test_the_readme_shows_what_make_demo_prints(spark, tmp_path):
     """README's "What it printed here" block is the demo's summary tables as `make demo`
     prints them now (the committed model and sample corpus; the bootstrap is seeded), so a
     change to Δ, its intervals or their format can't leave a stale table in the README."""
-    from pathlib import Path
-
     from freqgap.workflows.demo import DemoOptions, run_demo
 
     repo = Path(__file__).resolve().parents[2]

@@ -38,7 +38,6 @@ def test_an_object_is_dropped_after_an_error_and_old_keys_are_forgotten():
     assert [pool.free_count(k) for k in ("a", "b", "c")] == [0, 1, 1]
 
 
-
 def test_a_failed_lease_takes_no_place_from_another_keys_object():
     pool = Pool(keep=2)
     for key in ("a", "b"):
@@ -50,6 +49,7 @@ def test_a_failed_lease_takes_no_place_from_another_keys_object():
     with pool.lease("d", dict):
         pass
     assert [pool.free_count(k) for k in ("a", "b", "c", "d")] == [0, 1, 0, 1]
+
 
 def _rows(texts):
     payload = b"\n".join(json.dumps({"text": t, "meta": {"pile_set_name": "s"}}).encode() for t in texts)
