@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import resource
 import shutil
@@ -54,6 +53,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from cputime import become_subreaper, descendants, process_table, run_measured  # noqa: E402
+from intervals import interval_of  # noqa: E402
 from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
@@ -275,32 +275,6 @@ def _tree_cpu(root: int) -> tuple[float, float]:
     return sum(r[2] + r[3] for r in rows), sum(r[4] for r in rows)
 
 
-def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
-    """A distribution-free interval for the median of what the values sample: the order
-    statistics x(k) and x(n + 1 - k) with the largest k whose coverage, 1 - 2 P(B < k) for B
-    ~ Binomial(n, 1/2), is at least `level`; None when even (min, max) covers less (n < 6
-    at 95 %). Why: a ratio's single rounds on this VM move by a third, and whether a goal
-    holds is a statement about the median, not about one round."""
-    xs = sorted(values)
-    n = len(xs)
-    below = 0.0            # P(B < k) for the k being tried
-    best = 0
-    for k in range(1, n // 2 + 1):
-        below += math.comb(n, k - 1) / 2 ** n
-        if 1 - 2 * below < level:
-            break
-        best = k
-    return (xs[best - 1], xs[n - best]) if best else None
-
-
-def interval_of(values: list[float], fmt: str, unit: str = "") -> str:
-    """'95 % interval of the median a-b' (median_interval), or why there is none."""
-    got = median_interval(values)
-    if got is None:
-        return f"too few rounds ({len(values)}) for a 95 % interval of the median"
-    return f"95 % interval of the median {format(got[0], fmt)}-{format(got[1], fmt)}{unit}"
-
-
 def spread_of(values: list[float], fmt: str, unit: str = "") -> str:
     """'median (min-max)' of per-round ratios."""
     return (f"median {format(statistics.median(values), fmt)}{unit} "
@@ -326,6 +300,18 @@ def pile_projection(rate: float, spread_cost: float) -> str:
                f"are spread over all cores ({spread_cost:.2f}x the CPU, measured): {cores} cores")
     return (f"The Pile (≈ {PILE_MB / 1e6:.1f} TB of JSON Lines in {PILE_FILES} files) at the warm "
             f"rate of {rate:,.1f} MB per CPU-second: {PILE_MB / rate / 3600:,.1f} CPU-hours; {how}.")
+
+
+def source_commit() -> str:
+    """The checkout's commit, with "+changes" when files differ from it ("unknown" outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
 
 
 def cpu_description() -> str:
@@ -360,6 +346,7 @@ def main() -> int:
     ref_mb = 15.0 if args.quick else args.reference_mb
     become_subreaper()
     load_start = os.getloadavg()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     real = ensure_realtext(WORK / "realtext")
     ensure_generated(WORK / "generated", 24, args.generated_mb / 24)
@@ -529,11 +516,19 @@ def main() -> int:
     print(report)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
     Path(args.report).write_text(report + "\n")
-    Path(args.report).with_suffix(".json").write_text(json.dumps(
+    sitting = json.dumps(
         {"results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
          "fixed_freqgap_count_cpu_s": fixed_py_cpu, "fixed_freqgap_count_wall_s": fixed_py_wall,
          "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
-         "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description()}, indent=1, default=str))
+         "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description(),
+         "started": started, "commit": source_commit(), "quick": args.quick}, indent=1, default=str)
+    Path(args.report).with_suffix(".json").write_text(sitting)
+    # Every full sitting is kept beside the report: the README's goals are read from many
+    # sittings pooled (bench/pool_count.py), since one sitting's ratios move with this VM.
+    if not args.quick:
+        kept = Path(args.report).parent / "sittings" / f"count-{started.replace(':', '')}.json"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text(sitting)
     return 0
 
 
