@@ -526,10 +526,11 @@ def main() -> int:
          "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description(),
          "started": started, "commit": source_commit(), "quick": args.quick}, indent=1, default=str)
     Path(args.report).with_suffix(".json").write_text(sitting)
-    # Every full sitting is kept beside the report: the README's goals are read from many
-    # sittings pooled (bench/pool_count.py), since one sitting's ratios move with this VM.
+    # Every full sitting is kept, in git (bench/sittings/, not the ignored results/): the
+    # README's goals are read from many sittings pooled (bench/pool_count.py), since one
+    # sitting's ratios move with this VM, and the README's figures must be traceable.
     if not args.quick:
-        kept = Path(args.report).parent / "sittings" / f"count-{started.replace(':', '')}.json"
+        kept = REPO / "bench" / "sittings" / f"count-{started.replace(':', '')}.json"
         kept.parent.mkdir(parents=True, exist_ok=True)
         kept.write_text(sitting)
     return 0

@@ -5,7 +5,7 @@ median of every round of every sitting, with a 95 % interval of that median (the
 independent draws), and the median of the sittings' own medians, with its interval (the
 sittings as the draws: rounds of one sitting share its host and load). A goal holds where
 both intervals lie on its side. Sittings are the JSON files bench_count keeps under
-bench/results/sittings/ (pass others, or a subset, as arguments).
+bench/sittings/ (pass others, or a subset, as arguments).
 
     python bench/pool_count.py [SITTING.json ...]
 """
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from intervals import median_interval  # noqa: E402
 
-SITTINGS = Path(__file__).resolve().parent / "results" / "sittings"
+SITTINGS = Path(__file__).resolve().parent / "sittings"
 
 # (label, goal, which side passes, per-round values of one sitting's results)
 GOALS = [
