@@ -397,7 +397,7 @@ def main() -> int:
             # The reference and the two cold runs in alternation, `runs` rounds: their ratio
             # per round is what the goal (a cold run >= 3x the reference) is read from. Each
             # round starts one place further along (reference, spark-submit, freqgap count;
-            # then spark-submit, ...), so each takes each place once in 3 rounds. On this VM the
+            # then spark-submit, ...), so each takes each place once in as many rounds. On this VM the
             # cold run right after the reference cost 0.13-0.64 CPU-s more than the one after
             # it (5 rounds; either launcher, when both followed a reference they cost the same;
             # the cause is not known: the reference peaks at 32 MB), and spark-submit always
@@ -409,7 +409,8 @@ def main() -> int:
                 (cold_py, lambda: cold_run(root / layout, WORK / "out-cold", args.cores, launcher="freqgap")),
             ]
             for turn in range(runs):
-                for into, measure in measures[turn % 3:] + measures[:turn % 3]:
+                start = turn % len(measures)
+                for into, measure in measures[start:] + measures[:start]:
                     into.append(measure())
             row["reference"] = statistics.median(ref)
             for key, got in (("cold", cold), ("cold_py", cold_py)):

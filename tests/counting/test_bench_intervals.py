@@ -3,15 +3,24 @@ the standard distribution-free one, checked against published table values and t
 sums written out."""
 
 import importlib.util
+import json
+import sys
 from math import comb
 from pathlib import Path
 
 import pytest
 
-_SPEC = importlib.util.spec_from_file_location(
-    "bench_intervals_under_test", Path(__file__).resolve().parents[2] / "bench" / "intervals.py")
-intervals = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(intervals)
+
+def _load(name):
+    """A module of bench/ (a directory of scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"bench_{name}_under_test", Path(__file__).resolve().parents[2] / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+intervals = _load("intervals")
 
 
 @pytest.mark.parametrize("n, k", [(6, 1), (10, 2), (15, 4), (20, 6), (30, 10), (50, 18)])
@@ -36,14 +45,6 @@ def test_the_widest_k_with_at_least_95_percent_coverage(n):
     assert coverage(k) >= 0.95 > coverage(k + 1)
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(
-        f"bench_{name}_under_test", Path(__file__).resolve().parents[2] / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _sitting(w10, cold, quick=False):
     layout = {"task_numba": 250.0, "warm_share": [0.9] * 5, "cold_vs_reference": cold,
               "cold_py_vs_reference": cold}
@@ -51,7 +52,7 @@ def _sitting(w10, cold, quick=False):
                                         "real text|big": {**layout, "w10_cost": w10}}}
 
 
-def test_pooling_reads_rounds_and_sittings_apart(tmp_path):
+def test_pooling_reads_rounds_and_sittings_apart():
     pool_count = _load("pool_count")
     # 6 sittings: every round of the first five passes W = 10's goal, the sixth's all fail
     sittings = [_sitting([1.2] * 15, [3.1, 3.2, 3.3]) for _ in range(5)] + [_sitting([1.4] * 15, [2.9] * 3)]
@@ -69,9 +70,8 @@ def test_pooling_reads_rounds_and_sittings_apart(tmp_path):
 def test_pooling_skips_quick_sittings_and_says_when_there_are_none(tmp_path, capsys):
     pool_count = _load("pool_count")
     quick = tmp_path / "quick.json"
-    quick.write_text(__import__("json").dumps(_sitting([1.2], [3.0], quick=True)))
+    quick.write_text(json.dumps(_sitting([1.2], [3.0], quick=True)))
     assert pool_count.load([quick]) == []
-    import sys
     argv, sys.argv = sys.argv, ["pool_count", str(quick)]
     try:
         assert pool_count.main() == 2
