@@ -69,10 +69,23 @@ def pool(sittings: list[dict]) -> list[str]:
     return lines
 
 
+class NotASitting(ValueError):
+    """A file that is not a bench_count sitting (unreadable, not JSON, or without results)."""
+
+
 def load(paths: list[Path]) -> list[dict]:
     """The full sittings among `paths` (a --quick one measures too little to count)."""
-    sittings = [json.loads(p.read_text()) for p in paths]
-    return [s for s in sittings if not s.get("quick")]
+    sittings = []
+    for path in paths:
+        try:
+            sitting = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise NotASitting(f"{path}: cannot read it as JSON ({exc})") from exc
+        if not isinstance(sitting, dict) or not isinstance(sitting.get("results"), dict):
+            raise NotASitting(f"{path}: no \"results\" object, so not a bench_count sitting")
+        if not sitting.get("quick"):
+            sittings.append(sitting)
+    return sittings
 
 
 def main() -> int:
@@ -80,7 +93,12 @@ def main() -> int:
     ap.add_argument("sittings", nargs="*", type=Path, help=f"bench_count JSON files (default: {SITTINGS}/*.json)")
     args = ap.parse_args()
     paths = args.sittings or sorted(SITTINGS.glob("*.json"))
-    sittings = load(paths)
+    try:
+        sittings = load(paths)
+    except NotASitting as exc:
+        print(f"pool_count: {exc}: pass the JSON files `make bench-count` keeps in {SITTINGS}",
+              file=sys.stderr)
+        return 2
     if not sittings:
         print(f"pool_count: no full sittings in {', '.join(map(str, paths)) or SITTINGS}: "
               "run `make bench-count` first", file=sys.stderr)

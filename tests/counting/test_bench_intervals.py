@@ -78,3 +78,17 @@ def test_pooling_skips_quick_sittings_and_says_when_there_are_none(tmp_path, cap
     finally:
         sys.argv = argv
     assert "no full sittings" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"quick": false}'])
+def test_pooling_names_a_file_that_is_not_a_sitting(tmp_path, capsys, content):
+    pool_count = _load("pool_count")
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    argv, sys.argv = sys.argv, ["pool_count", str(bad)]
+    try:
+        assert pool_count.main() == 2
+    finally:
+        sys.argv = argv
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(bad) in err[0], err
