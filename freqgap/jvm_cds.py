@@ -322,18 +322,29 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
     script's own pid) becomes the JVM's: a first run's dump is published by a watcher process
     once that JVM has exited, as `submit` does after waiting for it.
     """
-    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS or not enabled():
+    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS:
         return ""
     spark_home = os.environ.get("SPARK_HOME", "")
-    plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home else None
+    python = _driver_python_code(spark_home, spark_class_args[1:])
+    plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home and enabled() else None
     if plan is None:
-        return ""
+        return python
     args, submit_opts, pending = plan
     if pending is not None:
         subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
-    return f"set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
+    return (f"{python}set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\n"
+            f"SPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n")
+
+
+def _driver_python_code(spark_home: str, argv: list[str]) -> str:
+    """spark_python's shell code for a driver that runs here (not a cluster-mode one)."""
+    if not spark_home or not _driver_runs_here(argv, _conf_words(spark_home, argv)):
+        return ""
+    from freqgap.spark_python import driver_env_code
+
+    return driver_env_code(spark_home)
 
 
 def _submit_plan(spark_home: str, argv: list[str],
@@ -398,11 +409,22 @@ def _wait_for_exit(pid: int) -> None:
 def archive_applies(spark_home: str, argv: list[str]) -> bool:
     """Whether spark-submit ARGS runs its driver here on Spark's own class path: not a class
     path of the user's (an option or a conf file setting), not a cluster-mode driver."""
+    words = _conf_words(spark_home, argv)
+    if any(w.startswith("--driver-class-path") or "spark.driver.extraClassPath" in w for w in words):
+        return False
+    return _driver_runs_here(argv, words)
+
+
+def _conf_words(spark_home: str, argv: list[str]) -> list[str]:
+    """spark-submit's arguments and the words of the properties files it reads."""
     words = list(argv)
     for conf_file in _conf_files(spark_home, argv):
         words += _read(conf_file).split()
-    if any(w.startswith("--driver-class-path") or "spark.driver.extraClassPath" in w for w in words):
-        return False
+    return words
+
+
+def _driver_runs_here(argv: list[str], words: list[str]) -> bool:
+    """Not a cluster-mode driver (an option, a --conf or a conf file setting)."""
     pairs = zip(argv, argv[1:])
     return not any((a == "--deploy-mode" and b == "cluster") or a == "--deploy-mode=cluster"
                    or (a == "--conf" and b.replace(" ", "") == "spark.submit.deployMode=cluster")

@@ -23,7 +23,6 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
     name. Anything else (a Spark distribution's zips, another layout) stays as Spark set it.
     """
     import importlib.machinery
-    from importlib import metadata
     from pathlib import Path
 
     if path is None:
@@ -43,13 +42,25 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
             same = installed_origin("pyspark", entry) == (package / "__init__.py").resolve()
         elif zip_path.name.startswith("py4j-") and zip_path.name.endswith("-src.zip"):
             version = zip_path.name[len("py4j-"):-len("-src.zip")]
-            try:
-                same = installed_origin("py4j", entry) is not None and metadata.version("py4j") == version
-            except metadata.PackageNotFoundError:
-                same = False
+            origin = installed_origin("py4j", entry)
+            same = origin is not None and _py4j_version(origin.parent) == version
         else:
             continue
         if same:
             path.remove(entry)
             removed.append(entry)
     return removed
+
+
+def _py4j_version(package: "Path") -> str | None:
+    """The version an installed py4j declares (`py4j/version.py`), read without importing
+    it or `importlib.metadata`: that import alone cost a spark-submit driver 0.04 CPU-s,
+    and py4j may not be imported before the choice of which py4j it is."""
+    import re
+
+    try:
+        text = (package / "version.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", text, re.MULTILINE)
+    return match.group(1) if match else None

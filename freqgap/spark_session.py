@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from freqgap import jvm_cds
+from freqgap import jvm_cds, spark_python
 from freqgap.paths import DEFAULT_CONF_DIR
 
 _SHIPPED_ATTR = "_freqgap_package_shipped"
@@ -109,6 +109,8 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: boo
     runtime = SparkRuntime(SparkContext.getOrCreate(spark_conf))
     # Under spark-submit the JVM started before this call: its log level is set here.
     runtime.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
+    if runtime.sparkContext.master.startswith("local"):
+        spark_python.use_for_workers(runtime.sparkContext)
     ship_package(runtime)
     return runtime
 

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,7 @@ def _fake_site(root: Path, zips: list[str]) -> list[str]:
     (site / "pyspark" / "__init__.py").write_text("")
     (site / "py4j").mkdir()
     (site / "py4j" / "__init__.py").write_text("")
+    (site / "py4j" / "version.py").write_text(f"__version__ = '{metadata.version('py4j')}'\n")
     entries = []
     for name in zips:
         (site / "pyspark" / "python" / "lib" / name).write_bytes(b"")
@@ -205,8 +207,6 @@ def _fake_site(root: Path, zips: list[str]) -> list[str]:
 
 
 def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
-    from importlib import metadata
-
     from freqgap.pyspark_path import prefer_installed_packages
 
     version = metadata.version("py4j")
@@ -226,6 +226,21 @@ def test_spark_zips_stay_where_they_are_not_copies(tmp_path):
     other.mkdir(parents=True)
     (other / "pyspark.zip").write_bytes(b"")
     path.insert(0, str(other / "pyspark.zip"))
+    before = list(path)
+    assert prefer_installed_packages(path) == []
+    assert path == before
+
+
+def test_py4j_version_is_read_as_its_package_metadata_says(tmp_path):
+    """The version is read from py4j/version.py, not importlib.metadata: the same answer for
+    the installed py4j; a py4j without the file keeps its zip (no version: not a copy)."""
+    import py4j
+
+    from freqgap.pyspark_path import _py4j_version, prefer_installed_packages
+
+    assert _py4j_version(Path(py4j.__file__).parent) == metadata.version("py4j")
+    path = _fake_site(tmp_path, [f"py4j-{metadata.version('py4j')}-src.zip"])
+    (tmp_path / "site" / "py4j" / "version.py").unlink()
     before = list(path)
     assert prefer_installed_packages(path) == []
     assert path == before
