@@ -51,9 +51,9 @@ _KEYED_ENV = ("JAVA_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CON
 
 def cache_dir() -> Path:
     """Where archives are kept (created on demand)."""
-    root = os.environ.get("FREQGAP_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "freqgap")
-    return Path(root) / "jvm-cds"
+    from freqgap.paths import cache_root
+
+    return cache_root() / "jvm-cds"
 
 
 def enabled() -> bool:

@@ -45,3 +45,10 @@ def conf_file(name: str) -> Path:
         if path.exists():
             return path
     return DEFAULT_CONF_DIR / f"{name}.yaml"
+
+
+def cache_root() -> Path:
+    """This machine's cache of derived files (class archives, facts about Spark's jars):
+    `$FREQGAP_CACHE_DIR`, else `$XDG_CACHE_HOME/freqgap`, else `~/.cache/freqgap`."""
+    return Path(os.environ.get("FREQGAP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "freqgap"))

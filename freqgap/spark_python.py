@@ -67,9 +67,9 @@ def _holds_no_python(jar: str) -> bool:
 
 
 def _cache_file() -> Path:
-    from freqgap.jvm_cds import cache_dir
+    from freqgap.paths import cache_root
 
-    return cache_dir().parent / _JAR_CACHE
+    return cache_root() / _JAR_CACHE
 
 
 def _read_json(path: Path) -> dict:
