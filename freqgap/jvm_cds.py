@@ -32,7 +32,6 @@ from pathlib import Path
 ENV_SWITCH = "FREQGAP_JVM_CDS"
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 _SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
-_SPARK_ENV_FLAG = "--freqgap-spark-env"               # conf/spark/spark-env.sh's call
 _PUBLISH_FLAG = "--freqgap-publish-when-done"         # its watcher of a first run's dump
 _DUMP_OPTION = "-XX:ArchiveClassesAtExit="
 _STALE_TMP_S = 3600
@@ -322,29 +321,23 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
     script's own pid) becomes the JVM's: a first run's dump is published by a watcher process
     once that JVM has exited, as `submit` does after waiting for it.
     """
-    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS:
+    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS or not enabled():
         return ""
     spark_home = os.environ.get("SPARK_HOME", "")
-    python = _driver_python_code(spark_home, spark_class_args[1:])
-    plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home and enabled() else None
+    plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home else None
     if plan is None:
-        return python
+        return ""
     args, submit_opts, pending = plan
     if pending is not None:
         subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
-    return (f"{python}set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\n"
-            f"SPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n")
+    return f"set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
 
 
-def _driver_python_code(spark_home: str, argv: list[str]) -> str:
-    """spark_python's shell code for a driver that runs here (not a cluster-mode one)."""
-    if not spark_home or not _driver_runs_here(argv, _conf_words(spark_home, argv)):
-        return ""
-    from freqgap.spark_python import driver_env_code
-
-    return driver_env_code(spark_home)
+def driver_runs_here(spark_home: str, argv: list[str]) -> bool:
+    """Whether spark-submit ARGS runs its driver on this machine (not in cluster mode)."""
+    return _driver_runs_here(argv, _conf_words(spark_home, argv))
 
 
 def _submit_plan(spark_home: str, argv: list[str],
@@ -474,10 +467,8 @@ def _wait_for_java(pid: int, exited, timeout_s: float = 60) -> list[str] | None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m freqgap.jvm_cds`: the spark-submit wrapper, or spark-env.sh's two helpers."""
-    if argv[:1] == [_SPARK_ENV_FLAG] and len(argv) >= 2:
-        sys.stdout.write(spark_env(int(argv[1]), argv[2:]))
-        return 0
+    """`python -m freqgap.jvm_cds`: the spark-submit wrapper, or the watcher that publishes
+    a plain spark-submit's first dump (spark-env.sh's helper is `freqgap.spark_env`)."""
     if argv[:1] == [_PUBLISH_FLAG] and len(argv) == 3:
         publish_when_done(int(argv[1]), Path(argv[2]))
         return 0

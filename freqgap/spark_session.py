@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from freqgap import jvm_cds, spark_python
+from freqgap import jvm_cds, launcher_cds, spark_python
 from freqgap.paths import DEFAULT_CONF_DIR
 
 _SHIPPED_ATTR = "_freqgap_package_shipped"
@@ -188,7 +188,8 @@ def _launch_quiet_gateway(master: str, app_name: str, settings: dict[str, str]) 
     cds, pending = jvm_cds.driver_options(jvm_cds.archive_key(_find_spark_home(), settings))
     if cds:
         conf.set(_JAVA_OPTIONS[0], f"{settings.get(_JAVA_OPTIONS[0], '')} {cds}".strip())
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    with launcher_cds.options_in_environment(_find_spark_home()):   # launch_gateway copies os.environ
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
     if pending is not None:
         atexit.register(_finish_dump, gateway.proc, pending, jvm_cds.jvm_command(gateway.proc.pid))
     stream = gateway.proc.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "freqgap"
 BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "jvm_cds", "outdir",
-        "jsonl", "pyspark_path", "spark_python", "blas_threads")
+        "jsonl", "pyspark_path", "spark_python", "launcher_cds", "spark_env", "blas_threads")
 STAGES = ("corpus", "counting", "instances", "inference", "training", "gaps", "suites", "dynamics")
 LAYERS = ("base", "analysis", *STAGES, "workflows", "cli")
 

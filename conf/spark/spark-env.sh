@@ -1,11 +1,16 @@
 # Sourced by Spark's own scripts (spark-submit, spark-class) before they start a JVM, when
-# SPARK_CONF_DIR=conf/spark. For a driver that `spark-submit` starts here, it maps freqgap's
-# class-data-sharing archive of the driver JVM (freqgap/jvm_cds.py; docs/counting.md, "Start-up
-# costs": a cold run ~3 CPU-s less): `python -m freqgap.jvm_cds --freqgap-spark-env` prints
-# shell code that puts Spark's jars ahead of this directory on the class path (the JDK maps no
-# archive behind a non-empty directory) and adds the archive's options to SPARK_SUBMIT_OPTS.
+# SPARK_CONF_DIR=conf/spark. For a driver that `spark-submit` starts here,
+# `python -m freqgap.spark_env --freqgap-spark-env` (freqgap/spark_env.py; docs/counting.md,
+# "Start-up costs") prints shell code that
+#   - maps freqgap's class-data-sharing archive of the driver JVM (freqgap/jvm_cds.py; a cold
+#     run ~3 CPU-s less): Spark's jars ahead of this directory on the class path (the JDK maps
+#     no archive behind a non-empty directory), the archive's options in SPARK_SUBMIT_OPTS;
+#   - maps one of the launcher JVM (freqgap/launcher_cds.py): SPARK_LAUNCHER_OPTS;
+#   - starts the Python driver without Spark's zips on its path where they copy the installed
+#     pyspark (freqgap/spark_python.py): PYSPARK_DRIVER_PYTHON.
 # It prints nothing, and spark-submit runs unchanged, for any other command, a class path or
-# cluster deploy mode of the user's, FREQGAP_JVM_CDS=0, or a Python without freqgap.
+# cluster deploy mode of the user's, or a Python without freqgap; FREQGAP_JVM_CDS=0 leaves
+# out the archives.
 _freqgap_cds=""
 if [ "$1" = "org.apache.spark.deploy.SparkSubmit" ]; then
   _freqgap_cds=1
@@ -16,7 +21,7 @@ fi
 if [ -n "$_freqgap_cds" ]; then
   for _freqgap_python in "$PYSPARK_DRIVER_PYTHON" "$PYSPARK_PYTHON" python3; do
     [ -n "$_freqgap_python" ] || continue
-    if _freqgap_cds="$("$_freqgap_python" -m freqgap.jvm_cds --freqgap-spark-env "$$" "$@" 2>/dev/null)"; then
+    if _freqgap_cds="$("$_freqgap_python" -m freqgap.spark_env --freqgap-spark-env "$$" "$@" 2>/dev/null)"; then
       eval "$_freqgap_cds"
       break
     fi
