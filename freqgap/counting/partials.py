@@ -344,6 +344,7 @@ def _row_parts(number: int, payload: bytes, size: int) -> Iterator[tuple[int, by
     if len(payload) <= 2 * size:
         yield number, payload
         return
+    payload = bytes(payload)                    # a view (sources.iter_line_blocks) has no find
     start = 0
     while True:
         cut = payload.find(b"\n", start + size)
@@ -495,7 +496,7 @@ def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: 
                 if chunk.size >= COUNT_CHUNK_BYTES:
                     yield from flush_blocks()
         else:
-            for k, line in enumerate(payload.split(b"\n")):
+            for k, line in enumerate(bytes(payload).split(b"\n")):
                 stats[0] += 1
                 stats[1] += len(line)
                 if _is_blank(line):

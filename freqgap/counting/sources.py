@@ -90,10 +90,15 @@ def newline_count(data: bytes) -> int:
 _count_byte = None
 
 
-def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes]]:
+def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes | memoryview]]:
     """(1-based number of the first line, whole lines joined by b"\\n") of a JSON Lines file:
     each decompressed block cut after its last newline, so no line is split and the
-    consumer splits (and parses) a block at once instead of line by line."""
+    consumer splits (and parses) a block at once instead of line by line.
+
+    The lines are a bytes-like object: a view of the decompressed block where no line runs
+    on from the block before (nearly always), else one joined copy. Why a view: slicing
+    the bytes copied every decompressed byte once more (0.03 CPU-s per 313 MB of real text;
+    `bytes(...)` where an API needs bytes)."""
     if path.endswith(".zst"):
         blocks = _zstd_blocks
     elif path.endswith(".gz"):
@@ -112,7 +117,7 @@ def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes]]:
             if cut < 0:
                 pieces.append(block)
                 continue
-            whole = b"".join(pieces + [memoryview(block)[:cut]]) if pieces else block[:cut]   # one copy
+            whole = b"".join(pieces + [memoryview(block)[:cut]]) if pieces else memoryview(block)[:cut]
             yield number + 1, whole
             number += newline_count(whole) + 1
             pieces = [block[cut + 1:]] if cut + 1 < len(block) else []
@@ -127,7 +132,7 @@ def iter_line_blocks(path: str) -> Iterator[tuple[int, bytes]]:
 def iter_lines(path: str) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line bytes without the newline) of a JSON Lines file."""
     for first, block in iter_line_blocks(path):
-        for k, line in enumerate(block.split(b"\n")):
+        for k, line in enumerate(bytes(block).split(b"\n")):
             yield first + k, line
 
 

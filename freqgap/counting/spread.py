@@ -56,7 +56,9 @@ def _pieces_of(f: InputFile, base: str, text_field: str, on_bad: str) -> Iterato
         name = f"{path}/{f.index:06d}-{first:012d}.jsonl"
         with fs.open_output_stream(name, compression=None) as out:
             for i, block in enumerate(blocks):
-                out.write(b"\n" + block if i else block)
+                if i:
+                    out.write(b"\n")
+                out.write(block)
         return Piece(size, uri=join(attempt, name.rsplit("/", 1)[1]), file=f.index,
                      first_line=first)
 

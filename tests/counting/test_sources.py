@@ -110,3 +110,26 @@ def test_newline_count_is_bytes_count(data):
     from freqgap.counting.sources import newline_count
 
     assert newline_count(data) == data.count(b"\n")
+
+
+def test_blocks_are_views_of_whole_lines_numbered_as_the_file(tmp_path, monkeypatch):
+    """iter_line_blocks hands out views of the decompressed blocks (no copy); joined, they
+    are the file's lines with their numbers, whatever the block size."""
+    from freqgap.counting import sources
+
+    text = b"".join(b'{"text": "line %d"}\n' % i for i in range(40000))
+    path = tmp_path / "v.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(text))
+    monkeypatch.setattr(sources, "BLOCK", 997)           # many small reads, lines across blocks
+    monkeypatch.setattr(sources, "ZSTD_WRITE_SIZE", 4099)
+    blocks = list(sources.iter_line_blocks(str(path)))
+    assert len(blocks) > 1 and any(isinstance(b, memoryview) for _, b in blocks)
+    lines = [(first + k, line) for first, block in blocks for k, line in enumerate(bytes(block).split(b"\n"))]
+    assert lines == list(enumerate(text.rstrip(b"\n").split(b"\n"), start=1))
+
+
+def test_a_view_too_big_for_one_chunk_is_cut_as_bytes_are():
+    from freqgap.counting.partials import _row_parts
+
+    data = b"\n".join(b"x" * (i % 50) for i in range(5000))
+    assert [(n, bytes(p)) for n, p in _row_parts(7, memoryview(data), 1000)] == list(_row_parts(7, data, 1000))

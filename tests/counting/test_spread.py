@@ -18,7 +18,7 @@ def _lines(rows):
         if error is not None or is_text:
             out.append((fidx, first, payload, error))
             continue
-        out.extend((fidx, first + k, line, None) for k, line in enumerate(payload.split(b"\n")))
+        out.extend((fidx, first + k, line, None) for k, line in enumerate(bytes(payload).split(b"\n")))
     return out
 
 
