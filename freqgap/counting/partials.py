@@ -36,6 +36,7 @@ PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa
 COUNT_BATCH_SCHEMA = pa.schema([("kind", pa.dictionary(pa.int8(), pa.string())), ("key", pa.int64()),
                                 ("n", pa.int64())])
 COUNT_CHUNK_BYTES = 8 << 20
+ALONE_BYTES = COUNT_CHUNK_BYTES // 2   # a row this big is a chunk of its own: joining it copies it
 COMPACT_ROWS = 2_000_000      # sum a task's pending keys when this many have piled up
 EMIT_ROWS = 4_000_000         # and hand them over when that many remain after summing
 
@@ -490,10 +491,10 @@ def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: 
                 yield from flush_text()
         elif compiled:
             for first, part in _row_parts(number, payload, COUNT_CHUNK_BYTES):
-                if chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES:
+                if chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES or len(part) >= ALONE_BYTES:
                     yield from flush_blocks()       # a big block is a chunk of its own: no join
                 chunk.add(fidx, first, part)
-                if chunk.size >= COUNT_CHUNK_BYTES:
+                if chunk.size >= COUNT_CHUNK_BYTES or len(part) >= ALONE_BYTES:
                     yield from flush_blocks()
         else:
             for k, line in enumerate(bytes(payload).split(b"\n")):

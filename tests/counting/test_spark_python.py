@@ -144,3 +144,10 @@ def test_spark_env_runs_a_local_driver_through_the_wrapper(tmp_path):
     assert sourced("--deploy-mode", "cluster", "job.py") == ["", "", ""]
     # The driver's interpreter is another one (the helper then runs on PYSPARK_PYTHON's).
     assert sourced("job.py", PYSPARK_DRIVER_PYTHON="/bin/false") == ["/bin/false", "", ""]
+
+
+def test_spark_env_helper_refuses_a_malformed_call_in_one_line():
+    proc = subprocess.run([sys.executable, "-m", "freqgap.spark_env", "--freqgap-spark-env", "x"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert "usage: python -m freqgap.spark_env" in proc.stderr
