@@ -31,7 +31,7 @@ from pathlib import Path
 
 ENV_SWITCH = "FREQGAP_JVM_CDS"
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
-_SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
+SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
 _PUBLISH_FLAG = "--freqgap-publish-when-done"         # its watcher of a first run's dump
 _DUMP_OPTION = "-XX:ArchiveClassesAtExit="
 _STALE_TMP_S = 3600
@@ -158,13 +158,18 @@ def driver_options(key: str | None, directory: Path | None = None,
         found = _being_published(key, directory)
     if found is not None:
         _mark_used(found)
-        return f"-XX:SharedArchiveFile={found} -Xshare:auto {_QUIET}", None
+        return map_options(found), None
     if _fresh_dumps(key, directory):
         return "", None                  # another run's dump is still being checked: no second one
     if not os.access(directory, os.W_OK | os.X_OK):
         return "", None                  # a read-only cache: run without an archive
     pending = directory / f"{key}.tmp-{jvm_pid or os.getpid()}-{secrets.token_hex(4)}"
     return f"{_DUMP_OPTION}{pending} {_QUIET}", pending
+
+
+def map_options(archive: Path) -> str:
+    """The JVM options that map `archive` (ignored silently where the JVM rejects it)."""
+    return f"-XX:SharedArchiveFile={archive} -Xshare:auto {_QUIET}"
 
 
 def _mark_used(archive: Path) -> None:
@@ -321,7 +326,7 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
     script's own pid) becomes the JVM's: a first run's dump is published by a watcher process
     once that JVM has exited, as `submit` does after waiting for it.
     """
-    if not spark_class_args or spark_class_args[0] != _SPARK_SUBMIT_CLASS or not enabled():
+    if not spark_class_args or spark_class_args[0] != SPARK_SUBMIT_CLASS or not enabled():
         return ""
     spark_home = os.environ.get("SPARK_HOME", "")
     plan = _submit_plan(spark_home, spark_class_args[1:], jvm_pid) if spark_home else None
@@ -332,7 +337,7 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
         subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
-    return f"set -- {shlex.join([_SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
+    return f"set -- {shlex.join([SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
 
 
 def driver_runs_here(spark_home: str, argv: list[str]) -> bool:

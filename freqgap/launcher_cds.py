@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 from freqgap import jvm_cds
+from freqgap.spark_python import spark_core_jar
 
 ENV = "SPARK_LAUNCHER_OPTS"
 _MAIN = ["org.apache.spark.launcher.Main", "org.apache.spark.deploy.SparkSubmit",
@@ -68,7 +69,7 @@ def _dump(java: Path, spark_home: str, user: str, dump_options: str, pending: Pa
     except (OSError, subprocess.SubprocessError):
         returncode = None
     archive = jvm_cds.finish(pending, command, returncode)
-    return f"-XX:SharedArchiveFile={archive} -Xshare:auto {jvm_cds._QUIET}" if archive else ""
+    return jvm_cds.map_options(archive) if archive else ""
 
 
 def _scala_version(spark_home: str) -> str:
@@ -76,11 +77,9 @@ def _scala_version(spark_home: str) -> str:
     load-spark-env.sh exports; the launcher refuses to run without it outside a build tree."""
     import re
 
-    for name in sorted(os.listdir(os.path.join(spark_home, "jars")) if os.path.isdir(os.path.join(spark_home, "jars")) else []):
-        match = re.match(r"spark-core_(\d+\.\d+)-", name)
-        if match:
-            return match.group(1)
-    return ""
+    jar = spark_core_jar(spark_home)
+    match = re.match(r"spark-core_(\d+\.\d+)-", os.path.basename(jar)) if jar else None
+    return match.group(1) if match else ""
 
 
 def spark_env_code(spark_home: str) -> str:

@@ -19,13 +19,12 @@ import sys
 from freqgap import jvm_cds, launcher_cds, spark_python
 
 FLAG = "--freqgap-spark-env"
-_SPARK_SUBMIT_CLASS = "org.apache.spark.deploy.SparkSubmit"
 
 
 def shell_code(jvm_pid: int, spark_class_args: list[str]) -> str:
     """Shell code for `spark-class SPARK_CLASS_ARGS`, whose process (`jvm_pid`) becomes the driver JVM."""
     spark_home = os.environ.get("SPARK_HOME", "")
-    if not spark_home or spark_class_args[:1] != [_SPARK_SUBMIT_CLASS]:
+    if not spark_home or spark_class_args[:1] != [jvm_cds.SPARK_SUBMIT_CLASS]:
         return ""
     argv = spark_class_args[1:]
     if not jvm_cds.driver_runs_here(spark_home, argv):

@@ -127,9 +127,14 @@ def spark_python_path(spark_home: str) -> list[str]:
     SPARK_HOME's two zips and spark-core's jar (the jar that holds that class)."""
     lib = os.path.join(spark_home, "python", "lib")
     zips = sorted(p for p in _listdir(lib) if p.startswith("py4j-") and p.endswith("-src.zip"))
+    jar = spark_core_jar(spark_home)
+    return [os.path.join(lib, "pyspark.zip")] + [os.path.join(lib, z) for z in zips[-1:]] + ([jar] if jar else [])
+
+
+def spark_core_jar(spark_home: str) -> str | None:
+    """Spark's core jar (`SPARK_HOME/jars/spark-core_<scala>-<version>.jar`), or None."""
     jars = sorted(p for p in _listdir(os.path.join(spark_home, "jars")) if p.startswith("spark-core_"))
-    return ([os.path.join(lib, "pyspark.zip")] + [os.path.join(lib, z) for z in zips[-1:]]
-            + [os.path.join(spark_home, "jars", j) for j in jars[-1:]])
+    return os.path.join(spark_home, "jars", jars[-1]) if jars else None
 
 
 def _listdir(path: str) -> list[str]:
