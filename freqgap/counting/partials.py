@@ -491,10 +491,11 @@ def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: 
                 yield from flush_text()
         elif compiled:
             for first, part in _row_parts(number, payload, COUNT_CHUNK_BYTES):
-                if chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES or len(part) >= ALONE_BYTES:
-                    yield from flush_blocks()       # a big block is a chunk of its own: no join
+                alone = len(part) >= ALONE_BYTES    # a big block is a chunk of its own: no join
+                if alone or (chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES):
+                    yield from flush_blocks()
                 chunk.add(fidx, first, part)
-                if chunk.size >= COUNT_CHUNK_BYTES or len(part) >= ALONE_BYTES:
+                if alone or chunk.size >= COUNT_CHUNK_BYTES:
                     yield from flush_blocks()
         else:
             for k, line in enumerate(bytes(payload).split(b"\n")):
