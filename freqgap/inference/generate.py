@@ -20,8 +20,10 @@ import torch
 
 from freqgap.inference.batching import left_pad
 from freqgap.inference.kvcache import (batch_cache, prefix_cache, preallocated_cache,
-                                       shared_prefix_ids, starts_with)
+                                       shared_prefix_ids, starts_with, supports_preallocation)
 from freqgap.inference.lm import NEWLINE, StopRule
+from freqgap.inference.shared_prefix import attached, shared_prefix_cache
+from freqgap.inference.shared_prefix import shared_attention as model_takes_shared
 
 
 @dataclass
@@ -43,7 +45,8 @@ class Generator:
 
     def __init__(self, model, tokenizer, max_new_tokens: int = 5, batch_size: int = 32,
                  on_batch_size_change: Callable[[int], None] | None = None,
-                 preallocate: bool = True, stop: StopRule = NEWLINE) -> None:
+                 preallocate: bool = True, stop: StopRule = NEWLINE,
+                 shared_attention: bool = True) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
@@ -51,6 +54,9 @@ class Generator:
         self.on_batch_size_change = on_batch_size_change
         self.preallocate = preallocate
         self.stop_rule = stop
+        # The shots' K/V once per group (freqgap.inference.shared_prefix) where the
+        # architecture takes it; else per-row copies (kvcache.batch_cache).
+        self.shared_attention = shared_attention and model_takes_shared(model)
         self.n_layers = model.config.get_text_config().num_hidden_layers
         self.device = next(model.parameters()).device
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -88,8 +94,9 @@ class Generator:
                 break
             past = out.past_key_values
             input_ids = nxt[:, None]
-            attention_mask = torch.cat(
-                [attention_mask, attention_mask.new_ones((batch, 1))], dim=1)
+            if attention_mask is not None:
+                attention_mask = torch.cat(
+                    [attention_mask, attention_mask.new_ones((batch, 1))], dim=1)
             position_ids = position_ids[:, -1:] + 1
         tokens = torch.stack(steps, dim=1).tolist()
         stop = self.stop.tolist()
@@ -146,6 +153,7 @@ class Generator:
         """Continue each full prompt in `seqs` (all starting with `prefix_ids`) from its cache."""
         n_prefix = len(prefix_ids)
         cache = self.prefix_cache(prefix_ids)
+        shared = self.shared_attention and supports_preallocation(cache)
         by_len: dict[int, list[int]] = defaultdict(list)
         for i, s in enumerate(seqs):
             by_len[len(s) - n_prefix].append(i)
@@ -155,13 +163,18 @@ class Generator:
 
             def run(chunk: list[int]) -> list[list[int]]:
                 batch = len(chunk)
-                past = batch_cache(cache, batch, n_prefix + suffix_len + self.max_new_tokens,
-                                   self.preallocate)
                 ids = torch.tensor([list(seqs[i][n_prefix:]) for i in chunk], dtype=torch.long,
                                    device=self.device)
+                # Every row holds the same positions: one row of position ids serves all.
+                pos = torch.arange(n_prefix, n_prefix + suffix_len, device=self.device)[None]
+                if shared:
+                    past = shared_prefix_cache(cache, batch, suffix_len + self.max_new_tokens)
+                    with attached(self.model, past):
+                        return self._greedy(ids, None, pos, past)
+                past = batch_cache(cache, batch, n_prefix + suffix_len + self.max_new_tokens,
+                                   self.preallocate)
                 mask = torch.ones((batch, n_prefix + suffix_len), dtype=torch.long,
                                   device=self.device)
-                pos = torch.arange(n_prefix, n_prefix + suffix_len, device=self.device)
                 return self._greedy(ids, mask, pos.expand(batch, -1), past)
 
             for i, toks in zip(idx, self._adaptive(idx, run)):

@@ -21,8 +21,11 @@ from typing import Iterator, Sequence
 import torch
 
 from freqgap.inference.batching import left_pad
-from freqgap.inference.kvcache import batch_cache, prefix_cache, shared_prefix_ids, starts_with
+from freqgap.inference.kvcache import (batch_cache, prefix_cache, shared_prefix_ids, starts_with,
+                                       supports_preallocation)
 from freqgap.inference.lm import ContinuationScore
+from freqgap.inference.shared_prefix import (attached, shared_attention,
+                                             shared_prefix_cache)
 from freqgap.progress import Progress
 
 __all__ = ["ContinuationScore", "continuation_logprobs", "next_token_logprobs",
@@ -93,8 +96,8 @@ def continuation_logprobs(model, tokenizer, contexts: Sequence[str], continuatio
         idx = order[start:start + batch_size]
         batch = left_pad([rows[j][0] for j in idx], _pad_id(tokenizer), device=device)
         keep = max(len(rows[j][1]) for j in idx)
-        logits = model(**batch, logits_to_keep=keep).logits[:, -keep:, :].float()
-        logp = torch.log_softmax(logits, dim=-1)
+        logits = model(**batch, logits_to_keep=keep).logits[:, -keep:, :]
+        logp = torch.log_softmax(logits, dim=-1, dtype=torch.float32)
         for b, j in enumerate(idx):
             targets = rows[j][1]
             n = len(targets)
@@ -145,8 +148,8 @@ def _last_logprobs(model, tokenizer, prompts: Sequence[str], batch_size: int, la
         idx = order[start:start + batch_size]
         batch = left_pad([ids[j] for j in idx], _pad_id(tokenizer), device=device)
         with torch.inference_mode():
-            logits = model(**batch, logits_to_keep=1).logits[:, -1, :].float()
-            logp = torch.log_softmax(logits, dim=-1)
+            logits = model(**batch, logits_to_keep=1).logits[:, -1, :]
+            logp = torch.log_softmax(logits, dim=-1, dtype=torch.float32)
         yield idx, logp, [cut[j] for j in idx]
         progress.update(advance=len(idx))
 
@@ -162,6 +165,7 @@ def _continue_prefix(model, tokenizer, prefix: list[int], ids: list[list[int]], 
     n = len(prefix)
     cache = prefix_cache(model, prefix)
     device = _model_device(model)
+    shared = shared_attention(model) and supports_preallocation(cache)
     order = sorted(rows, key=lambda j: -len(ids[j]))
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
@@ -174,13 +178,20 @@ def _continue_prefix(model, tokenizer, prefix: list[int], ids: list[list[int]], 
             input_ids[b, :len(s)] = torch.as_tensor(s, dtype=torch.long)
             mask[b, n:n + len(s)] = 1
         last = torch.as_tensor([[len(s) - 1] for s in suffixes], dtype=torch.long)
-        positions = torch.arange(n, n + width, dtype=torch.long).expand(len(idx), -1)
+        positions = torch.arange(n, n + width, dtype=torch.long, device=device)[None]
         with torch.inference_mode():
-            out = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
-                        position_ids=positions.to(device),
-                        past_key_values=batch_cache(cache, len(idx), n + width),
-                        use_cache=True, logits_to_keep=last.to(device))
-            logp = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+            if shared:
+                past = shared_prefix_cache(cache, len(idx), width)
+                with attached(model, past):
+                    out = model(input_ids=input_ids.to(device), position_ids=positions,
+                                past_key_values=past, use_cache=True,
+                                logits_to_keep=last.to(device))
+            else:
+                out = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
+                            position_ids=positions.expand(len(idx), -1),
+                            past_key_values=batch_cache(cache, len(idx), n + width),
+                            use_cache=True, logits_to_keep=last.to(device))
+            logp = torch.log_softmax(out.logits[:, -1, :], dim=-1, dtype=torch.float32)
         yield idx, logp
 
 
