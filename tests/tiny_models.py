@@ -15,10 +15,13 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (AutoModelForCausalLM, GPTJConfig, GPTNeoConfig, GPTNeoXConfig,
-                          PreTrainedTokenizerFast)
+                          LlamaConfig, PreTrainedTokenizerFast)
 
 EOS = "<|endoftext|>"
 ARCHS = ("gpt_neo", "gptj", "gpt_neox")
+# Llama-style (RMSNorm, RoPE, grouped-query attention): for the shared-prefix attention's
+# tests, beside the three architectures the study uses.
+LLAMA = "llama"
 _UNITS = ("second", "minute", "hour", "day", "week", "month", "year", "decade")
 
 
@@ -74,7 +77,11 @@ def tiny_config(arch: str, vocab_size: int, eos_id: int, *, window_size: int = 2
                              rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                               "partial_rotary_factor": 0.25},
                              **common)
-    raise ValueError(f"unknown tiny architecture {arch!r}; known: {', '.join(ARCHS)}")
+    if arch == LLAMA:
+        return LlamaConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
+                           num_key_value_heads=2, intermediate_size=96,
+                           max_position_embeddings=1024, **common)
+    raise ValueError(f"unknown tiny architecture {arch!r}; known: {', '.join(ARCHS + (LLAMA,))}")
 
 
 def build_tiny_model(arch: str, directory: Path, seed: int = 0, *,
