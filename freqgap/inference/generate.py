@@ -22,6 +22,7 @@ from freqgap.inference.batching import left_pad
 from freqgap.inference.kvcache import (batch_cache, prefix_cache, preallocated_cache,
                                        shared_prefix_ids, starts_with, supports_preallocation)
 from freqgap.inference.lm import NEWLINE, StopRule
+from freqgap.inference.memory import free_bytes, row_bytes, rows_that_fit
 from freqgap.inference.shared_prefix import attached, shared_prefix_cache
 from freqgap.inference.shared_prefix import shared_attention as model_takes_shared
 
@@ -59,6 +60,7 @@ class Generator:
         self.shared_attention = shared_attention and model_takes_shared(model)
         self.n_layers = model.config.get_text_config().num_hidden_layers
         self.device = next(model.parameters()).device
+        self.dtype = next(model.parameters()).dtype
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.stop = self._stop_mask()
 
@@ -106,20 +108,34 @@ class Generator:
             out_rows.append(row[:cut])
         return out_rows
 
-    def _adaptive(self, items: list, run: Callable[[list], list]) -> list:
-        """Run `run` over `items` in batches; on out-of-memory, halve the batch and retry."""
+    def _fit(self, tokens: int, attended: int) -> int:
+        """Rows per batch for `tokens` input tokens a row attending `attended` keys: the
+        configured size, or on a GPU fewer where free memory holds fewer (memory.py)."""
+        free = free_bytes(self.device)
+        if free is None:
+            return self.batch_size
+        per_row = row_bytes(self.model.config, self.dtype, tokens, self.max_new_tokens,
+                            attended)
+        return rows_that_fit(free, 0, per_row, self.batch_size)
+
+    def _adaptive(self, items: list, run: Callable[[list], list], rows: int | None = None
+                  ) -> list:
+        """Run `run` over `items` in batches of `rows` (default: the batch size); on
+        out-of-memory, halve the batch (and the batch size) and retry."""
         results: list = []
+        size = rows or self.batch_size
         start = 0
         while start < len(items):
-            chunk = items[start:start + self.batch_size]
+            chunk = items[start:start + size]
             try:
                 results.extend(run(chunk))
             except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:
-                if not _is_oom(exc) or self.batch_size == 1:
+                if not _is_oom(exc) or size == 1:
                     raise
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
-                self.batch_size = max(1, self.batch_size // 2)
+                size = max(1, size // 2)
+                self.batch_size = min(self.batch_size, size)
                 if self.on_batch_size_change:
                     self.on_batch_size_change(self.batch_size)
                 continue
@@ -138,7 +154,8 @@ class Generator:
                                           n_layers=self.n_layers)
             return self._greedy(enc["input_ids"], enc["attention_mask"], enc["position_ids"], past)
 
-        out = self._adaptive(order, run)
+        longest = max((len(s) for s in seqs), default=1)
+        out = self._adaptive(order, run, self._fit(longest, longest + self.max_new_tokens))
         result: list[list[int]] = [[] for _ in seqs]
         for i, toks in zip(order, out):
             result[i] = toks
@@ -177,7 +194,9 @@ class Generator:
                                   device=self.device)
                 return self._greedy(ids, mask, pos.expand(batch, -1), past)
 
-            for i, toks in zip(idx, self._adaptive(idx, run)):
+            attended = n_prefix + suffix_len + self.max_new_tokens
+            rows = self._fit(suffix_len if shared else attended - self.max_new_tokens, attended)
+            for i, toks in zip(idx, self._adaptive(idx, run, rows)):
                 result[i] = toks
         return result
 

@@ -68,8 +68,9 @@ def library_output(verbose: bool):
 
 
 def default_batch_size(device: str) -> int:
-    """256 prompts per forward pass on a GPU, 32 on the CPU."""
-    return 256 if device.startswith("cuda") else 32
+    """At most 2048 prompts per forward pass on a GPU, fewer where free memory holds fewer
+    (freqgap.inference.memory; the shots' keys and values are held once), 32 on the CPU."""
+    return 2048 if device.startswith("cuda") else 32
 
 
 def _revision_label(spec: ModelSpec) -> str:
@@ -130,7 +131,8 @@ class HFCausalLM(LM):
                  weights: dict[str, Any] | None = None, config_sha: str | None = None,
                  batch_size: int | None = None,
                  reuse_prefix: bool = True,
-                 on_batch_size_change: Callable[[int], None] | None = None) -> None:
+                 on_batch_size_change: Callable[[int], None] | None = None,
+                 shared_attention: bool = True) -> None:
         import torch
 
         self.model = model
@@ -147,6 +149,7 @@ class HFCausalLM(LM):
             raise ModelError(f"--batch-size {batch_size}: must be at least 1")
         self.batch_size = batch_size or default_batch_size(self._device)
         self.reuse_prefix = reuse_prefix
+        self.shared_attention = shared_attention   # False: per-row prefix copies (benchmarks)
         self.on_batch_size_change = on_batch_size_change
         self._generators: dict[tuple[StopRule, int], Any] = {}
         from freqgap.inference.generate import GroupStats
@@ -220,7 +223,8 @@ class HFCausalLM(LM):
                           revision=self._revision, weights=self.weights,
                           config_sha=self._config_sha, batch_size=batch_size,
                           reuse_prefix=self.reuse_prefix,
-                          on_batch_size_change=self.on_batch_size_change)
+                          on_batch_size_change=self.on_batch_size_change,
+                          shared_attention=self.shared_attention)
 
     def close(self) -> None:
         self.model = None
@@ -284,7 +288,8 @@ class HFCausalLM(LM):
         if gen is None:
             gen = Generator(self.model, self._tokenizer, max_new_tokens=max_new_tokens,
                             batch_size=self.batch_size, stop=stop,
-                            on_batch_size_change=self._batch_changed)
+                            on_batch_size_change=self._batch_changed,
+                            shared_attention=self.shared_attention)
             self._generators[key] = gen
         gen.batch_size = self.batch_size
         return gen

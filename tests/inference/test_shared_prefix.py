@@ -190,3 +190,28 @@ def test_the_demo_checkpoint_matches_its_reference(merges):
     assert len(same) >= 4
     got = Generator(lm.model, lm.tokenizer, batch_size=4).generate_group(prefix, same)
     assert merges and got == _reference(lm.model, lm.tokenizer, same)
+
+
+def test_batch_from_free_memory_counts_the_prefix_once(models, instances_dir, monkeypatch):
+    """On a GPU the batch is what free memory holds (here a pretended 6 MB), capped by the
+    batch size; the shared path, paying the prefix once, fits more rows than the copies."""
+    import freqgap.inference.generate as generate
+
+    model, tok = models["gpt_neox"]
+    prefix, prompts = _group(instances_dir, "mult", 8, 1, 20)
+    expected = _reference(model, tok, prompts[:1]) + _reference(model, tok, prompts[1:2])
+    monkeypatch.setattr(generate, "free_bytes", lambda device: 6_000_000)
+    sizes = {}
+    for shared in (True, False):
+        gen = Generator(model, tok, batch_size=64, shared_attention=shared)
+        real, seen = gen._greedy, []
+
+        def spy(input_ids, *args, _real=real, _seen=seen):
+            _seen.append(input_ids.shape[0])
+            return _real(input_ids, *args)
+
+        gen._greedy = spy
+        out = gen.generate_group(prefix, prompts)
+        assert out[:2] == expected
+        sizes[shared] = max(seen)
+    assert 1 < sizes[False] < sizes[True] <= 20
