@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         "exponent": args.exponent, "operand_law": args.operand_law}.items() if v is not None}
     profile = load_profile(args.profile, overrides)
     t0 = time.monotonic()
-    with claim(args.out):          # one run per output directory (freqgap/outdir.py)
+    with claim(args.out, stage="generate_corpus"):          # one run per output directory (freqgap/outdir.py)
         manifest = generate_corpus(profile, args.out, workers=args.workers)
     totals = manifest["totals"]
     secs = max(time.monotonic() - t0, 1e-9)

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
     # one run per local output directory (a URI is not claimed); the lock file lies beside
     # it: the job refuses an output directory holding files that are not its own
-    with claim(args.out, beside=True):
+    with claim(args.out, beside=True, stage="count_terms", inputs=args.input):
         return _run(args)
 
 

@@ -84,9 +84,11 @@ def run(args: argparse.Namespace) -> int:
         opts = options_from_conf(counts=args.counts, instances=args.instances,
                                  predictions=args.predictions, results=args.out,
                                  tasks=args.tasks, boot_reps=args.boot_reps)
+        from freqgap.gaps.run import input_paths
         from freqgap.outdir import claim
 
-        with claim(opts.path(opts.results)):    # one run per output directory
+        # one run per output directory, never over another result or an input
+        with claim(opts.path(opts.results), stage="dynamics_gaps", inputs=input_paths(opts)):
             result = run_dynamics_gaps(opts, summary=summary)
         _print_result(result)
         return 0

@@ -67,6 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts-mismatch-ok", action="store_true",
                    help="accept counts other than those the instances were made from (their "
                         "fingerprints differ, e.g. another corpus); recorded in the manifest")
+    p.add_argument("--force", action="store_true",
+                   help="replace a result in --out made with other settings")
     p.add_argument("--summary", action="store_true",
                    help="print a Table-2-like summary, what it means, and the plots' paths")
 
@@ -86,12 +88,14 @@ def options_from_args(args: argparse.Namespace, **extra):
 
 
 def run(args: argparse.Namespace) -> int:
-    from freqgap.gaps.run import run_gaps
+    from freqgap.gaps.run import input_paths, result_settings, run_gaps
     from freqgap.analysis.gaps import summary_text
     from freqgap.outdir import claim
 
     opts = options_from_args(args)
-    with claim(opts.path(opts.results)):    # one run per output directory (freqgap/outdir.py)
+    # one run per output directory, never over another result or an input (freqgap/outdir.py)
+    with claim(opts.path(opts.results), stage="gaps", inputs=input_paths(opts),
+               settings=result_settings(opts), force=args.force):
         result = run_gaps(opts)
     if args.summary:
         print(summary_text(result.gaps, opts.tables, opts.task_labels, opts.binning,

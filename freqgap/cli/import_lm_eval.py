@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from freqgap.outdir import claim
 
     out = Path(args.out or Path("out/predictions") / f"{slug(args.model)}-lm-eval")
-    with claim(out):               # one run per output directory (freqgap/outdir.py)
+    with claim(out, stage="import_lm_eval", inputs=[*args.samples, args.instances]):               # one run per output directory (freqgap/outdir.py)
         manifest = import_samples([Path(s) for s in args.samples], Path(args.instances), out,
                                   args.model, args.revision or "", args.task, args.k, args.seed,
                                   args.question_field, args.filter)

@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     conf = load_conf("tasks")
     grid = resolve_grid(conf, args.grid, tasks=args.tasks, ks=args.k, seeds=args.seeds,
                         max_test_items=args.limit)
-    with claim(args.out):          # one run per output directory (freqgap/outdir.py)
+    # one run per output directory, never over another result or an input (freqgap/outdir.py)
+    with claim(args.out, stage="instances", inputs=[args.counts]):
         manifest = build_instances_dir(args.counts, args.out, grid, conf,
                                        progress_interval=args.progress_interval)
     t = manifest["totals"]

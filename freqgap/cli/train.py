@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.profile, overrides)
     command = "freqgap train " + " ".join(shlex.quote(a) for a in _argv(args, sys.argv))
     # the model directory is replaced whole by a rename: the claim is a sibling lock file
-    with claim(args.out, beside=True):
+    with claim(args.out, beside=True, stage="train_lm", inputs=[args.corpus]):
         manifest = train_model(settings, args.corpus, args.out, command=command)
         if args.record_predictions:
             path = record_predictions(args.out, args.record_predictions)

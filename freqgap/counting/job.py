@@ -38,7 +38,7 @@ from typing import Any
 from freqgap.errors import FreqgapError
 from freqgap.counting import kinds
 from freqgap.counting.corpus_check import verify_corpus_inputs
-from freqgap.counting.inputs import InputFile, list_inputs
+from freqgap.counting.inputs import InputFile, check_unchanged, list_inputs
 from freqgap.counting.kinds import DATASETS, LAYOUT
 from freqgap.counting.rules import TermRules
 from freqgap.counting.storage import Storage, qualify
@@ -134,8 +134,9 @@ def balanced_bins(items: list, bins: int) -> list[list]:
 
 
 def fingerprint(config: dict[str, Any], files: list[InputFile]) -> str:
-    """A hash of the config and the inputs (path, size, mtime): equal means same result."""
-    payload = json.dumps({"config": config, "inputs": [(f.path, f.size, f.mtime) for f in files]},
+    """A hash of the config and the inputs (path, size, mtime in ns, inode): equal means
+    same result, so --resume refuses an input edited in place (counting/inputs.py)."""
+    payload = json.dumps({"config": config, "inputs": [f.identity for f in files]},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -240,11 +241,11 @@ class CountJob:
                 return existing
             raise CountJobError(
                 f"{self.opts.output} already holds a different result (other inputs or settings; "
-                f"see its {MANIFEST_NAME}). Choose another --output or remove that directory.")
+                f"see its {MANIFEST_NAME}). Choose another --out or remove that directory.")
         names = [n for n in self.storage.list_names(self.out) if n not in DATASETS and n != "_work"]
         if names:
             raise CountJobError(f"{self.opts.output} exists and is not a freqgap counts directory "
-                                f"(it holds {names[:5]}); choose another --output.")
+                                f"(it holds {names[:5]}); choose another --out.")
         return None
 
     def _prepare_work(self, fp: str, files: list[InputFile]) -> None:
@@ -444,6 +445,7 @@ class CountJob:
         watcher.start()
         try:
             results, redone = self._count_groups(groups, paths, watcher)
+            check_unchanged(files)          # read as listed, or nothing is committed
             watcher.files_done, watcher.bytes_done, watcher.group_bytes = len(files), total_bytes, 0
             watcher.phase = "summing and writing Parquet"
             reduced = self._reduce(results)

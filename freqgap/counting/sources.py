@@ -20,11 +20,15 @@ from freqgap.counting.inputs import BadInputError, arrow_fs, local_path
 BLOCK = 1 << 20
 
 
-def _open_binary(path: str):
+def _open_binary(path: str, seekable: bool = False):
+    """The file's bytes as stored. A remote file is opened with compression=None: pyarrow's
+    default ('detect') would already decompress a .zst or .gz by its name, and the readers
+    here decompress (and check the frames) themselves. Seekable: a random-access file (what
+    a Parquet reader needs) instead of a stream."""
     local = local_path(path)
     if local is None:
         fs, inner = arrow_fs(path)
-        return fs.open_input_stream(inner)
+        return fs.open_input_file(inner) if seekable else fs.open_input_stream(inner, compression=None)
     return open(local, "rb")
 
 
@@ -149,7 +153,7 @@ def iter_parquet_texts(path: str, column: str, batch_rows: int = 2048) -> Iterat
 
     try:
         local = local_path(path)
-        handle = pq.ParquetFile(local if local is not None else _open_binary(path))
+        handle = pq.ParquetFile(local if local is not None else _open_binary(path, seekable=True))
     except Exception as exc:  # pyarrow raises several types for a non-Parquet file
         raise BadInputError(path, f"not a readable Parquet file: {exc}") from exc
     if column not in handle.schema_arrow.names:

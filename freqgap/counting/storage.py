@@ -1,6 +1,7 @@
-"""Output-side file operations: Hadoop's FileSystem API (the JVM's) for URIs of other file
-systems, so the job's commit protocol works alike on HDFS and the object stores Spark can
-write to, and Python's own calls for local paths (file:// URIs).
+"""Output-side file operations, one route per kind of path: Python's own calls for local
+paths (file:// URIs), pyarrow.fs for object stores (s3://, s3a://, gs://, abfs://:
+`objectstore`, no Hadoop jar needed), and Hadoop's FileSystem API (the JVM's) for the other
+URIs (hdfs://, viewfs://…), so the job's commit protocol works alike on all of them.
 
 Why local paths skip the JVM: every operation through Hadoop is a py4j round trip and JVM
 work (a cold run first loads Hadoop's FileSystem classes, scans the jars for file system
@@ -17,21 +18,24 @@ import shutil
 from urllib.parse import urlparse
 
 from freqgap.counting.inputs import local_path   # the workers' reading of the same URIs
+from freqgap.counting.objectstore import ObjectStore, is_object_store, refuse_credentials
 
 
 def qualify(path: str) -> str:
     """An absolute URI: local paths become file:///abs/path so driver and executors agree."""
     if len(urlparse(path).scheme) > 1:
+        refuse_credentials(path)
         return path.rstrip("/")
     return "file://" + os.path.abspath(path)
 
 
 class Storage:
     """exists / delete / rename / read and write small text files: local paths in Python,
-    other URIs through the session's JVM."""
+    object stores through pyarrow.fs, other URIs through the session's JVM."""
 
     def __init__(self, spark) -> None:
         self._spark = spark
+        self._objects = ObjectStore()
         self._conf = None
         self._path_class = None
         self._file_systems: dict[tuple[str, str], object] = {}
@@ -53,6 +57,8 @@ class Storage:
         return fs, jpath
 
     def exists(self, path: str) -> bool:
+        if is_object_store(path):
+            return self._objects.exists(path)
         local = local_path(path)
         if local is not None:
             return os.path.lexists(local)
@@ -60,6 +66,8 @@ class Storage:
         return bool(fs.exists(p))
 
     def delete(self, path: str) -> None:
+        if is_object_store(path):
+            return self._objects.delete(path)
         local = local_path(path)
         if local is None:
             fs, p = self._fs(path)
@@ -76,6 +84,8 @@ class Storage:
             os.remove(crc)
 
     def mkdirs(self, path: str) -> None:
+        if is_object_store(path):
+            return self._objects.mkdirs(path)
         local = local_path(path)
         if local is not None:
             os.makedirs(local, exist_ok=True)
@@ -86,7 +96,11 @@ class Storage:
     def rename(self, src: str, dst: str) -> None:
         """Move src to dst, which must not exist (the job deletes a target first): Hadoop's
         file systems disagree on a rename onto an existing path (HDFS moves into a
-        directory, the local one replaces an empty one), so neither route does one."""
+        directory, the local one replaces an empty one), so no route does one."""
+        if is_object_store(src) or is_object_store(dst):
+            if urlparse(src)[:2] != urlparse(dst)[:2]:
+                raise OSError(f"could not rename {src} to {dst}: another store")
+            return self._objects.rename(src, dst)
         if self.exists(dst) or not self.exists(src):
             raise OSError(f"could not rename {src} to {dst}")
         local_src, local_dst = local_path(src), local_path(dst)
@@ -99,6 +113,8 @@ class Storage:
             raise OSError(f"could not rename {src} to {dst}")
 
     def list_names(self, path: str) -> list[str]:
+        if is_object_store(path):
+            return self._objects.list_names(path)
         local = local_path(path)
         if local is not None:
             if not os.path.isdir(local):
@@ -110,6 +126,8 @@ class Storage:
         return sorted(str(s.getPath().getName()) for s in fs.listStatus(p))
 
     def read_text(self, path: str) -> str:
+        if is_object_store(path):
+            return self._objects.read_text(path)
         local = local_path(path)
         if local is not None:
             with open(local, encoding="utf-8") as f:
@@ -122,7 +140,10 @@ class Storage:
             stream.close()
 
     def write_text_atomic(self, path: str, text: str) -> None:
-        """Write to a hidden temporary name, then rename over the target."""
+        """Write to a hidden temporary name, then rename over the target (on an object
+        store, one PUT of the target: `objectstore`)."""
+        if is_object_store(path):
+            return self._objects.write_text_atomic(path, text)
         parent, name = path.rsplit("/", 1)
         tmp = f"{parent}/.{name}.tmp"
         local = local_path(tmp)

@@ -39,6 +39,25 @@ class GapsResult:
     manifest: dict[str, Any]
 
 
+# Options that change how a run goes, not what it writes: a rerun differing only in these
+# replaces the result without --force (freqgap/outdir.py).
+RUN_ONLY_OPTIONS = ("results", "memory_limit", "threads", "temp_directory")
+
+
+def result_settings(opts: GapsOptions) -> dict[str, Any]:
+    """The recorded options a result depends on (an output holding a result of others is
+    replaced only with --force)."""
+    return {k: v for k, v in opts.to_dict().items() if k not in RUN_ONLY_OPTIONS}
+
+
+def input_paths(opts: GapsOptions) -> list[Path]:
+    """The input directories, the predictions glob expanded (an output must lie apart)."""
+    import glob
+
+    return [opts.path(opts.counts), opts.path(opts.instances),
+            *(Path(p) for p in glob.glob(str(opts.path(opts.predictions))))]
+
+
 def _write_parquet(con, query: str, path: Path) -> None:
     tmp = engine.tmp_path(path)
     con.execute(f"COPY ({query}) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd)")

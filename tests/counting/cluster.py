@@ -32,17 +32,26 @@ def cluster_env() -> dict[str, str]:
 class StandaloneCluster:
     """Context manager: master + workers; `url` is the spark:// master URL."""
 
-    def __init__(self, workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g") -> None:
+    def __init__(self, workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g",
+                 worker_env=None) -> None:
+        """worker_env(i): extra environment of worker i (its own disks, credentials)."""
         self.workdir, self.workers, self.cores, self.memory = workdir, workers, cores, memory
+        self.worker_env = worker_env or (lambda i: {})
         self.port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen] = []
 
-    def _start(self, args: list[str], log: str) -> None:
+    def _start(self, args: list[str], log: str, extra_env: dict | None = None) -> None:
         handle = open(self.workdir / log, "wb")
         self.procs.append(subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args],
-                                           env=cluster_env(), stdout=handle, stderr=subprocess.STDOUT,
-                                           start_new_session=True))
+                                           env={**cluster_env(), **(extra_env or {})}, stdout=handle,
+                                           stderr=subprocess.STDOUT, start_new_session=True))
+
+    def kill_worker(self, i: int) -> None:
+        """SIGKILL worker i with its executor and Python workers (one process group)."""
+        proc = self.procs[1 + i]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
 
     def __enter__(self) -> "StandaloneCluster":
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +62,7 @@ class StandaloneCluster:
             self._start(["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
                          "--cores", str(self.cores), "--memory", self.memory, "--webui-port",
                          str(free_port()), "--work-dir", str(self.workdir / f"worker{i}")],
-                        f"worker{i}.log")
+                        f"worker{i}.log", self.worker_env(i))
         self._wait_for_workers(90)
         return self
 

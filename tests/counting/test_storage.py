@@ -27,7 +27,11 @@ def test_local_paths_of_uris(tmp_path):
 
 
 def test_both_routes_do_the_same(store, tmp_path):
-    base = qualify(str(tmp_path / "out"))
+    check_operations(store, qualify(str(tmp_path / "out")))
+
+
+def check_operations(store: Storage, base: str) -> None:
+    """The operations' meaning on one route (also the object stores': tests/s3)."""
     assert not store.exists(base) and store.list_names(base) == []
     store.mkdirs(f"{base}/groups")
     store.write_text_atomic(f"{base}/groups/g00001.json", '{"a": 1}\n')

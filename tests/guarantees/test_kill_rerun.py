@@ -40,11 +40,11 @@ def test_instances(tmp_path):
 def test_gaps(tmp_path):
     world = random_world(tmp_path / "world", n_x1=12, tasks=("mult", "hour_min"))
 
-    def argv(reps):
+    def argv(reps):     # the new run replaces a result of other settings: --force
         return lambda out: ["gaps", "--counts", str(world.counts), "--instances",
                             str(world.instances), "--predictions", f"{world.predictions}/*/",
                             "--out", str(out), "--boot-reps", str(reps), "--no-plots",
-                            "--threads", "1"]
+                            "--threads", "1", "--force"]
 
     def same(a: Path, b: Path) -> None:
         for name in ("gaps.parquet", "per_key.parquet"):
