@@ -1,32 +1,46 @@
-"""Benchmark: prefix KV-cache reuse vs the study's way (full prompts, batch 50, no reuse).
+"""Benchmark and GPU check: few-shot prediction with the shots' keys/values held once,
+against the per-row copies, the study's full prompts and plain transformers `generate`.
 
-Both runs go through the same prediction job (freqgap.inference.predict.predict) on the
-same prompts (k=16, one seed, mult task), side by side, alternating, `--repeats` times;
-the median steady-state throughput (prompts/s, model already loaded) of each is reported
-with the ratio, and the predictions are asserted identical. Fixed start-up costs (model
-build/load) are reported separately.
+On the same prompts (mult task, k shots, one seed), alternating, `--repeats` times after
+a warm-up, on one loaded model:
+  shared   `predict`, prefix reuse, shared-prefix attention (the default path)
+  copies   `predict`, prefix reuse, the shots' K/V copied into every row (the path before)
+  study    `predict`, full prompts, batch 50, no reuse (the study's way)
+  generate plain transformers `generate`: left padding, batch 50, greedy, 5 new tokens
+(`--runs` picks a subset). Printed per run: prompts/s (median), new tokens/s (suffix +
+decoded tokens: what the model computes beyond the shared prefix), that rate's share of
+the forward probe's (a plain forward pass, batch x 256 tokens, no cache: what the chip
+reaches on this model), and peak memory (GPU: allocated, per run; CPU: the process's peak
+RSS). Then the answers' agreement with `generate` and between the runs, and projections:
+the paper grid (423,776 prompts) and a Pythia sweep (154 checkpoints x 8 sizes, the paper
+grid each) at the shared path's rate. `--profile` adds torch profiler's top operators
+of one shared-path run. Results go to bench/results/inference.json (`--out`).
 
-The default model is "tiny but not trivial": a random GPT-NeoX of hidden 256, 4 layers
-(~3.5M parameters) with a byte-level BPE tokenizer that gives ~250-token prompts at k=16,
-as GPT-2's tokenizer does. `--model` runs any alias or directory instead (for example
-`--model gpt-j-6b --device cuda` on a GPU machine with the weights cached).
+Models: `--random-gptj 6b` (GPT-J-6B's architecture, random weights: the GPU check),
+`--random-gptj 384x6` (a 384-wide, 6-layer GPT-J: the CPU figure), `--model` an alias or
+directory, default a random GPT-NeoX of hidden 256 x 4 layers. A random model never stops
+at a newline, so every item decodes its 5 tokens (the worst case).
 
-Run: make bench-inference   (or: .venv/bin/python bench/bench_inference.py --help)
+GPU check (H200): .venv/bin/python bench/bench_inference.py --random-gptj 6b --device cuda
+--items 2000 --repeats 2 --profile
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import platform
+import resource
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from alternate import print_rates, time_alternating  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -35,13 +49,20 @@ import torch  # noqa: E402
 from freqgap.config import load_conf  # noqa: E402
 from freqgap.instances import build_instances_dir, resolve_grid  # noqa: E402
 from freqgap.inference.hf import HFCausalLM  # noqa: E402
+from freqgap.inference.kvcache import shared_prefix_ids  # noqa: E402
 from freqgap.inference.lm import get_lm  # noqa: E402
+from freqgap.inference.parse import paper_answer  # noqa: E402
 from freqgap.inference.predict import predict  # noqa: E402
 from freqgap.inference.writer import part_files  # noqa: E402
 from tests.instances.counts_fixture import default_counts  # noqa: E402
 from tests.tiny_models import train_tiny_tokenizer  # noqa: E402
 
 PAPER_GRID_PROMPTS = 423_776   # prompts of the paper grid for ~100 x1 values (see docs)
+PYTHIA_CHECKPOINTS, PYTHIA_SIZES = 154, 8
+RUNS = ("shared", "copies", "study", "generate")
+GPTJ_SIZES = {"6b": {}, "384x6": dict(n_embd=384, n_layer=6, n_head=6, rotary_dim=32,
+                                      initializer_range=0.2)}
+RESULTS = ROOT / "bench" / "results" / "inference.json"
 
 
 def build_bench_model(directory: Path, tok=None) -> Path:
@@ -62,24 +83,27 @@ def build_bench_model(directory: Path, tok=None) -> Path:
     return directory
 
 
-def random_gptj_6b(device: str, dtype: str | None):
-    """GPT-J-6B's architecture (GPTJConfig defaults) with random weights, on `device`.
-
-    For timing only, where the weights are not cached: the compute per token is that of
-    GPT-J-6B; a random model never stops at a newline, so every item decodes 5 tokens
-    (the worst case)."""
+def random_gptj(device: str, dtype: str | None, size: str = "6b") -> HFCausalLM:
+    """GPT-J with random weights on `device` (GPTJConfig defaults = GPT-J-6B's
+    architecture, or a smaller GPTJ_SIZES entry) and the tests' tiny tokenizer."""
     from transformers import AutoModelForCausalLM, GPTJConfig
 
     tok = train_tiny_tokenizer()
     cfg = GPTJConfig(bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
-                     pad_token_id=tok.eos_token_id)
+                     pad_token_id=tok.eos_token_id, **GPTJ_SIZES[size],
+                     **({"vocab_size": len(tok)} if size != "6b" else {}))
     torch_dtype = getattr(torch, dtype or ("bfloat16" if device.startswith("cuda") else "float32"))
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(cfg, dtype=torch_dtype)
     model.eval()
-    return HFCausalLM(model, tok, name="gptj-6b-random", model_id="random GPTJConfig()",
+    return HFCausalLM(model, tok, name=f"gptj-{size}-random", model_id="random GPTJConfig",
                       revision="random")
+
+
+def random_gptj_6b(device: str, dtype: str | None) -> HFCausalLM:
+    """GPT-J-6B's architecture with random weights (../shared/gpu-check imports this)."""
+    return random_gptj(device, dtype, "6b")
 
 
 def _rows(directory: Path) -> list[dict]:
@@ -87,22 +111,118 @@ def _rows(directory: Path) -> list[dict]:
     return t.sort_by([(c, "ascending") for c in ("task", "k", "seed", "instance_id")]).to_pylist()
 
 
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _prompts(inst: Path) -> pa.Table:
+    t = pa.concat_tables(pq.read_table(f) for f in sorted(inst.rglob("prompts*.parquet")))
+    return t.sort_by([(c, "ascending") for c in ("task", "k", "seed", "instance_id")])
+
+
+def suffix_tokens(lm, table: pa.Table) -> int:
+    """Prompt tokens beyond each group's cached prefix (what the shared path computes)."""
+    total = 0
+    groups: dict[str, list[str]] = {}
+    for prefix, prompt in zip(table.column("prefix").to_pylist(), table.column("prompt").to_pylist()):
+        groups.setdefault(prefix, []).append(prompt)
+    for prefix, prompts in groups.items():
+        seqs = lm.encode_batch(prompts)
+        shared = shared_prefix_ids(lm.encode(prefix), seqs) if prefix else []
+        total += sum(len(s) - len(shared) for s in seqs)
+    return total
+
+
+def plain_generate(lm, prompts: list[str], batch: int, max_new: int = 5) -> list[str]:
+    """What a user writes: left padding, greedy, `max_new` tokens, decoded continuations."""
+    tok, model = lm.tokenizer, lm.model
+    side, tok.padding_side = tok.padding_side, "left"
+    out: list[str] = []
+    try:
+        with torch.inference_mode():
+            for i in range(0, len(prompts), batch):
+                enc = tok(prompts[i:i + batch], return_tensors="pt", padding=True,
+                          add_special_tokens=False).to(lm.device)
+                ids = model.generate(**enc, max_new_tokens=max_new, do_sample=False,
+                                     pad_token_id=tok.pad_token_id)
+                out += tok.batch_decode(ids[:, enc["input_ids"].shape[1]:],
+                                        skip_special_tokens=True)
+    finally:
+        tok.padding_side = side
+    return out
+
+
+def forward_probe(lm, batch: int, tokens: int, repeats: int = 5) -> float:
+    """Tokens/s of a plain forward pass (no cache, no padding): the reachable rate."""
+    x = torch.randint(0, min(500, lm.model.config.vocab_size), (batch, tokens), device=lm.device)
+    with torch.inference_mode():
+        lm.model(input_ids=x, use_cache=False, logits_to_keep=1)
+        _sync(lm.device)
+        start = time.perf_counter()
+        for _ in range(repeats):
+            lm.model(input_ids=x, use_cache=False, logits_to_keep=1)
+        _sync(lm.device)
+    return batch * tokens * repeats / (time.perf_counter() - start)
+
+
+def peak_memory(device: str) -> float:
+    """GB: the GPU's peak allocated since the last reset, or the process's peak RSS."""
+    if device.startswith("cuda"):
+        return torch.cuda.max_memory_allocated() / 1e9
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+
+
+def profile_top(call: Callable[[], object], device: str, rows: int = 15) -> str:
+    """torch profiler's table of the top operators of one call (self device time)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
+    with profile(activities=acts) as prof:
+        call()
+        _sync(device)
+    key = "self_cuda_time_total" if device.startswith("cuda") else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=rows)
+
+
+def load_model(args, tmp: Path):
+    if args.random_gptj:
+        return f"GPT-J {args.random_gptj}, random weights", random_gptj(args.device, args.dtype,
+                                                                        args.random_gptj)
+    model_dir = args.model or str(build_bench_model(tmp / "model"))
+    return model_dir, get_lm(model_dir, device=args.device, dtype=args.dtype)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="alias or directory (default: build the bench model)")
-    ap.add_argument("--random-gptj-6b", action="store_true",
-                    help="time GPT-J-6B's architecture with random weights (no download)")
+    ap.add_argument("--random-gptj", choices=sorted(GPTJ_SIZES),
+                    help="GPT-J with random weights: 6b (GPT-J-6B's architecture) or 384x6")
+    ap.add_argument("--random-gptj-6b", dest="random_gptj", action="store_const", const="6b",
+                    help="the same as --random-gptj 6b")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype")
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--items", type=int, default=150, help="test items (prompts) per run")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--reuse-batch-size", type=int, default=50)
+    ap.add_argument("--reuse-batch-size", type=int,
+                    help="batch of the reuse runs (default: the LM's, from memory on a GPU)")
+    ap.add_argument("--runs", default=",".join(RUNS), help=f"a subset of {','.join(RUNS)}")
+    ap.add_argument("--probe", default=None,
+                    help="forward probe's batch x tokens (default 64x256 on a GPU, 8x256 on the CPU)")
+    ap.add_argument("--profile", action="store_true", help="top operators of one shared run")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1: stable figures on a busy machine)")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="results JSON")
     args = ap.parse_args(argv)
+    runs = [r for r in args.runs.split(",") if r]
+    if not runs or any(r not in RUNS for r in runs):
+        print(f"bench_inference: --runs {args.runs!r}: use names from {','.join(RUNS)}",
+              file=sys.stderr)
+        return 2
     if args.threads:
         torch.set_num_threads(args.threads)
+    gpu = args.device.startswith("cuda")
 
     with tempfile.TemporaryDirectory(prefix="bench_inference_") as tmp:
         tmp = Path(tmp)
@@ -112,49 +232,122 @@ def main(argv: list[str] | None = None) -> int:
         build_instances_dir(default_counts(tmp / "counts"), tmp / "inst", grid, conf,
                             progress_interval=1e9)
         t0 = time.perf_counter()
-        if args.random_gptj_6b:
-            model_dir = "GPT-J-6B architecture, random weights"
-            t1 = time.perf_counter()
-            loaded = random_gptj_6b(args.device, args.dtype)
-        else:
-            model_dir = args.model or str(build_bench_model(tmp / "model"))
-            t1 = time.perf_counter()
-            loaded = get_lm(model_dir, device=args.device, dtype=args.dtype)
-        t2 = time.perf_counter()
-        n_params = loaded.num_parameters
-        runs = {"study (full prompts, batch 50, no reuse)": (False, 50),
-                f"prefix reuse (batch {args.reuse_batch_size})": (True, args.reuse_batch_size)}
-        # Warm-up (allocator, kernels), not timed.
-        predict(tmp / "inst", tmp / "warm", loaded, label="bench", progress_interval=1e9)
+        model_name, lm = load_model(args, tmp)
+        _sync(args.device)
+        t1 = time.perf_counter()
+        table = _prompts(tmp / "inst")
+        prompts = table.column("prompt").to_pylist()
+        ids = table.column("instance_id").to_pylist()
+        n = len(prompts)
+        new_suffix = suffix_tokens(lm, table)
+        reuse_batch = args.reuse_batch_size or lm.batch_size
 
-        def job(name: str, reuse: bool, batch: int) -> Callable[[int], tuple[Path, dict]]:
-            def call(r: int) -> tuple[Path, dict]:
-                out = tmp / f"run{r}-{name[:5]}"
-                return out, predict(tmp / "inst", out, loaded.with_batch_size(batch),
-                                    label="bench", reuse_prefix=reuse, progress_interval=1e9)
+        def freqgap_run(tag: str, reuse: bool, batch: int, shared: bool) -> Callable[[int], dict]:
+            variant = lm.with_batch_size(batch)
+            variant.shared_attention = shared      # ignored by code without the attribute
+
+            def call(r: int) -> dict:
+                out = tmp / f"run{r}-{tag}"
+                predict(tmp / "inst", out, variant, label="bench", reuse_prefix=reuse,
+                        progress_interval=1e9)
+                rows = _rows(out)
+                return {"answers": {x["instance_id"]: x["answer"] for x in rows},
+                        "decoded": sum(len(lm.encode(x["continuation"])) for x in rows)}
             return call
 
-        times, outputs = time_alternating({name: job(name, *run) for name, run in runs.items()},
-                                          args.repeats)
-        results = {key: _rows(out) for key, (out, _) in outputs.items()}
-        manifest = list(outputs.values())[-1][1]
-        n = manifest["totals"]["rows"]
-        tokens = manifest["totals"]["longest_prompt_tokens"]
-        first = next(iter(results.values()))
-        identical = all(rows == first for rows in results.values())
-        print(f"model: {model_dir} ({loaded.architecture}, {n_params / 1e6:.1f}M parameters, "
-              f"{loaded.device}, {loaded.dtype}, torch threads {torch.get_num_threads()})")
-        print(f"prompts: {n} (mult, k={args.k}, longest {tokens} tokens), "
-              f"{args.repeats} alternating repeats, median shown")
-        print(f"start-up: build model {t1 - t0:.2f} s, load model {t2 - t1:.2f} s "
-              "(once per run, not in the rates)")
-        base, fast = print_rates(times, n, 45).values()
-        print(f"speed-up: {fast / base:.1f}x   identical predictions: {identical}")
-        print(f"full paper grid (~{PAPER_GRID_PROMPTS:,} prompts) at this k=16 rate: "
-              f"{PAPER_GRID_PROMPTS / fast / 60:.1f} min with reuse vs "
-              f"{PAPER_GRID_PROMPTS / base / 60:.1f} min without (upper bound: smaller k is faster)")
-        if not identical:
-            print("ERROR: predictions differ between runs", file=sys.stderr)
+        def generate_run(r: int) -> dict:
+            conts = plain_generate(lm, prompts, 50)
+            return {"answers": {i: paper_answer(c) for i, c in zip(ids, conts)},
+                    "decoded": sum(len(lm.encode(c)) for c in conts)}
+
+        jobs = {"shared": freqgap_run("shared", True, reuse_batch, True),
+                "copies": freqgap_run("copies", True, reuse_batch, False),
+                "study": freqgap_run("study", False, 50, True),
+                "generate": generate_run}
+        labels = {"shared": f"predict, reuse, shared-prefix attention (batch {reuse_batch})",
+                  "copies": f"predict, reuse, per-row prefix copies (batch {reuse_batch})",
+                  "study": "predict, no reuse (batch 50, the study's way)",
+                  "generate": "plain transformers generate (left padding, batch 50)"}
+        jobs = {name: jobs[name] for name in runs}
+        for name, job in jobs.items():          # warm-up (allocator, kernels), not timed
+            job(-1)
+        times: dict[str, list[float]] = {name: [] for name in jobs}
+        peaks: dict[str, float] = {}
+        outputs: dict[str, dict] = {}
+        for r in range(args.repeats):
+            order = list(jobs) if r % 2 == 0 else list(reversed(jobs))
+            for name in order:
+                if gpu:
+                    torch.cuda.reset_peak_memory_stats()
+                _sync(args.device)
+                start = time.perf_counter()
+                outputs[name] = jobs[name](r)
+                _sync(args.device)
+                times[name].append(time.perf_counter() - start)
+                peaks[name] = max(peaks.get(name, 0.0), peak_memory(args.device))
+        pb, pt = (int(v) for v in (args.probe or ("64x256" if gpu else "8x256")).split("x"))
+        probe = forward_probe(lm, pb, pt)
+
+        n_params = lm.num_parameters
+        print(f"model: {model_name} ({lm.architecture}, {n_params / 1e6:.1f}M parameters, "
+              f"{lm.device}, {lm.dtype}, torch {torch.__version__}, threads "
+              f"{torch.get_num_threads()})")
+        print(f"prompts: {n} (mult, k={args.k}, one seed), {new_suffix / n:.1f} prompt tokens "
+              f"a prompt beyond the shared prefix; {args.repeats} alternating repeats after a "
+              f"warm-up, median shown; model built/loaded in {t1 - t0:.2f} s")
+        print(f"forward probe ({pb} x {pt} tokens, no cache): {probe:,.0f} tokens/s "
+              f"({2 * n_params * probe / 1e12:.2f} TFLOP/s at 2N FLOP/token)")
+        results = {}
+        mem = "peak GB (GPU, allocated)" if gpu else "peak RSS GB (process so far)"
+        print(f"  {'run':62s} {'prompts/s':>10s} {'new tok/s':>10s} {'of fwd':>7s} {mem}")
+        for name in jobs:
+            rate = n / statistics.median(times[name])
+            new = new_suffix + outputs[name]["decoded"]
+            tokens_rate = rate * new / n
+            if name in ("study", "generate"):
+                tokens_rate = rate * (sum(len(s) for s in lm.encode_batch(prompts))
+                                      + outputs[name]["decoded"]) / n
+            results[name] = {"label": labels[name], "prompts_per_s": rate,
+                             "new_tokens_per_s": tokens_rate,
+                             "share_of_forward": tokens_rate / probe,
+                             "peak_gb": peaks[name], "seconds": times[name]}
+            print(f"  {labels[name]:62s} {rate:10.1f} {tokens_rate:10,.0f} "
+                  f"{tokens_rate / probe:7.1%} {peaks[name]:8.2f}")
+        base = outputs.get("generate") or outputs[next(iter(jobs))]
+        agree = {name: sum(out["answers"][i] == base["answers"][i] for i in ids)
+                 for name, out in outputs.items()}
+        print("answers equal to " + ("plain generate" if "generate" in outputs else runs[0])
+              + ": " + ", ".join(f"{name} {k}/{n}" for name, k in agree.items()))
+        for name in ("shared", "copies", "study"):
+            if name in results and "generate" in results:
+                print(f"  {name} / generate: "
+                      f"{results[name]['prompts_per_s'] / results['generate']['prompts_per_s']:.1f}x")
+        fast = results.get("shared", next(iter(results.values())))["prompts_per_s"]
+        grid_min = PAPER_GRID_PROMPTS / fast / 60
+        sweep_days = grid_min * PYTHIA_CHECKPOINTS * PYTHIA_SIZES / 60 / 24
+        print(f"projection at {fast:.0f} prompts/s (k={args.k}; smaller k is faster): paper grid "
+              f"({PAPER_GRID_PROMPTS:,} prompts) {grid_min:.1f} min; Pythia sweep "
+              f"({PYTHIA_CHECKPOINTS} checkpoints x {PYTHIA_SIZES} sizes) {sweep_days:.1f} days "
+              "at this model's rate")
+        profile = None
+        if args.profile and "shared" in jobs:
+            profile = profile_top(lambda: jobs["shared"](99), args.device)
+            print(profile)
+        record = {"model": model_name, "architecture": lm.architecture, "parameters": n_params,
+                  "device": lm.device, "dtype": lm.dtype, "torch": torch.__version__,
+                  "threads": torch.get_num_threads(), "host_cpu": platform.processor(),
+                  "k": args.k, "prompts": n, "repeats": args.repeats,
+                  "forward_probe": {"batch": pb, "tokens": pt, "tokens_per_s": probe},
+                  "runs": results, "agreement": {k: v / n for k, v in agree.items()},
+                  "paper_grid_minutes": grid_min, "pythia_sweep_days": sweep_days,
+                  "profile": profile, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"results: {args.out}")
+        ours = [outputs[name]["answers"] for name in ("shared", "copies", "study")
+                if name in outputs]
+        if lm.batch_invariant and any(a != ours[0] for a in ours):
+            print("ERROR: float32 CPU answers differ between the predict runs", file=sys.stderr)
             return 1
     return 0
 

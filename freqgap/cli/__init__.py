@@ -41,7 +41,7 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
     """`jobs/<script>.py` shims: the same as `freqgap <command> ARGS`. Under spark-submit
     PySpark is then imported from its installed package, not from the zip Spark put first
     on the path (a cold count's driver: ~0.7 CPU-s less)."""
-    from freqgap.pyspark_path import prefer_installed_packages
+    from freqgap.runtime.pyspark_path import prefer_installed_packages
 
     prefer_installed_packages()
     return main([command, *(sys.argv[1:] if argv is None else argv)])

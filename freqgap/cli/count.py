@@ -158,7 +158,7 @@ def options_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from freqgap.blas_threads import single_threaded_blas
+    from freqgap.runtime.blas_threads import single_threaded_blas
     from freqgap.outdir import claim
 
     single_threaded_blas()            # before numpy's import: no BLAS thread pool to start

@@ -49,7 +49,7 @@ def merged_attention(query: torch.Tensor, suffix_keys: torch.Tensor,
     qf = qf.reshape(kv_heads, group * batch * q_len, dim)
     sp = torch.matmul(qf, prefix_keys[0].transpose(-1, -2)).mul_(scale)
     sp = sp.view(kv_heads, group, batch, q_len, n_prefix)
-    if window is not None and n_prefix:
+    if window is not None and n_prefix and n_prefix + n_suffix > window:
         ok = _allowed(q_pos, torch.arange(n_prefix, device=device), window)
         sp = sp.masked_fill(~ok, float("-inf"))
 
@@ -57,8 +57,10 @@ def merged_attention(query: torch.Tensor, suffix_keys: torch.Tensor,
     qs = query.reshape(batch, kv_heads, group * q_len, dim)
     ss = torch.matmul(qs, suffix_keys.transpose(-1, -2)).mul_(scale)
     ss = ss.view(batch, kv_heads, group, q_len, n_suffix)
-    ok = _allowed(q_pos, torch.arange(n_prefix, n_prefix + n_suffix, device=device), window)
-    if not bool(ok.all()):
+    # A single query sees its whole suffix unless a window cuts it (decided without
+    # reading the device).
+    if q_len > 1 or (window is not None and n_suffix > window):
+        ok = _allowed(q_pos, torch.arange(n_prefix, n_prefix + n_suffix, device=device), window)
         ss = ss.masked_fill(~ok, float("-inf"))
 
     # The merge, in float32: one maximum and one normaliser over both parts.
