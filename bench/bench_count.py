@@ -59,7 +59,7 @@ from realtext import ensure_realtext  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.counting.job import balanced_bins  # noqa: E402
-from freqgap.counting.numpy_sorts import cpu_fields  # noqa: E402
+from freqgap.runtime.numpy_sorts import cpu_fields  # noqa: E402
 from freqgap.counting.inputs import InputFile  # noqa: E402
 from freqgap.counting.sources import iter_lines  # noqa: E402
 from freqgap.spark_session import read_spark_defaults  # noqa: E402
@@ -190,7 +190,7 @@ def task_code_rate(files: list[Path], mb: float, rules: TermRules, engine: str, 
         "                              {f.index: f.path for f in inputs}):\n"
         "    pass\n"
         "print(time.process_time() - t)\n")
-    env = {**worker_environment(), "FREQGAP_COUNT_ENGINE": engine}
+    env = {**worker_environment(), "FREQGAP_ENGINE": engine}
     config = json.dumps(rules.to_config())
     shares = balanced_bins([InputFile(i, str(f), f.stat().st_size, 0) for i, f in enumerate(files)], processes)
     return mb / _cpu_seconds_in_fresh_processes(code, [[config, *(f.path for f in share)] for share in shares], env)
@@ -237,7 +237,7 @@ def cold_run(inputs: Path, out: Path, cores: int, window: int = 5,
 
 def wait_for_archives(timeout_s: float = 120) -> None:
     """Until no first run's class archive is still being checked and published."""
-    from freqgap import jvm_cds
+    from freqgap.runtime import jvm_cds
 
     end = time.monotonic() + timeout_s
     while jvm_cds.temporary_dumps() and time.monotonic() < end:
@@ -317,7 +317,7 @@ def source_commit() -> str:
 
 def cpu_description() -> str:
     """The CPU the figures were measured on (they depend on it: this VM's host changes), and
-    whether numpy's AVX-512 sorts were set aside (freqgap.counting.numpy_sorts)."""
+    whether numpy's AVX-512 sorts were set aside (freqgap.runtime.numpy_sorts)."""
     try:
         fields = cpu_fields(Path("/proc/cpuinfo").read_text(errors="replace"))
     except OSError:

@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from freqgap import jvm_cds, launcher_cds, spark_python
+from freqgap.runtime import jvm_cds, launcher_cds, spark_python
 from freqgap.paths import DEFAULT_CONF_DIR
 
 _SHIPPED_ATTR = "_freqgap_package_shipped"

@@ -1,12 +1,15 @@
 """The import graph of the package: no cycle, and no module importing a layer above its own.
 
 Layers, bottom to top (README "Layout"):
-  base       freqgap.errors, paths, config, manifest, contract, progress, spark_session, jsonl,
-             outdir, jvm_cds, pyspark_path, blas_threads
+  base       freqgap.errors, paths, config, manifest, contract, progress, jsonl, outdir: the
+             project's vocabulary
+  runtime    freqgap.runtime.*  (what only makes Spark start or run faster; one switch off)
+  session    freqgap.spark_session  (the Spark session, with or without the runtime wing)
   analysis   freqgap.analysis.*  (tables, plots, reports: plain data in, never a stage)
   stages     corpus < counting < instances < inference < training < gaps < suites < dynamics
   workflows  freqgap.workflows.*  (orchestration: demo chain, simulate)
-  cli        freqgap.cli.*  (the `freqgap` command)
+  cli        freqgap.cli.*  (the `freqgap` command) and Spark's entry point into the package,
+             freqgap.runtime.worker_daemon (it preloads the counting code)
 A module may import its own layer (its own stage) and the layers below. Every import
 counts, including those inside functions (they run too, only later), read with `ast`.
 """
@@ -17,10 +20,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "freqgap"
-BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "spark_session", "jvm_cds", "outdir",
-        "jsonl", "pyspark_path", "spark_python", "launcher_cds", "spark_env", "blas_threads")
+BASE = ("errors", "paths", "config", "manifest", "contract", "progress", "outdir", "jsonl")
 STAGES = ("corpus", "counting", "instances", "inference", "training", "gaps", "suites", "dynamics")
-LAYERS = ("base", "analysis", *STAGES, "workflows", "cli")
+LAYERS = ("base", "runtime", "session", "analysis", *STAGES, "workflows", "cli")
+ENTRY_POINTS = ("freqgap.runtime.worker_daemon",)   # run by Spark, above what they load
 
 
 def modules() -> dict[str, Path]:
@@ -82,8 +85,10 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1 or parts[1] in BASE:
         return "base"
-    if parts[1] == "__main__":
+    if parts[1] == "__main__" or module in ENTRY_POINTS:
         return "cli"
+    if parts[1] == "spark_session":
+        return "session"
     if parts[1] in LAYERS:
         return parts[1]
     raise AssertionError(f"{module}: not in the layer table of tests/test_layering.py; add its "
@@ -162,6 +167,13 @@ def test_no_module_imports_a_layer_above_its_own():
             if rank[there] > rank[here]:
                 bad.append(f"{module} ({here}) imports {target} ({there})")
     assert bad == [], "layering violated:\n  " + "\n  ".join(bad)
+
+
+def test_the_package_root_keeps_only_the_vocabulary():
+    """Every module at the root is base vocabulary or the Spark session; start-up tricks
+    live in freqgap.runtime."""
+    root = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert root == set(BASE) | {"spark_session"}, root ^ (set(BASE) | {"spark_session"})
 
 
 def test_heavy_libraries_are_lazy_where_the_cli_builds_its_parsers():

@@ -1,6 +1,6 @@
 # Sourced by Spark's own scripts (spark-submit, spark-class) before they start a JVM, when
 # SPARK_CONF_DIR=conf/spark. For a driver that `spark-submit` starts here,
-# `python -m freqgap.spark_env --freqgap-spark-env` (freqgap/spark_env.py; docs/counting.md,
+# `python -m freqgap.runtime.spark_env --freqgap-spark-env` (freqgap/spark_env.py; docs/counting.md,
 # "Start-up costs") prints shell code that
 #   - maps freqgap's class-data-sharing archive of the driver JVM (freqgap/jvm_cds.py; a cold
 #     run ~3 CPU-s less): Spark's jars ahead of this directory on the class path (the JDK maps
@@ -21,7 +21,7 @@ fi
 if [ -n "$_freqgap_cds" ]; then
   for _freqgap_python in "$PYSPARK_DRIVER_PYTHON" "$PYSPARK_PYTHON" python3; do
     [ -n "$_freqgap_python" ] || continue
-    if _freqgap_cds="$("$_freqgap_python" -m freqgap.spark_env --freqgap-spark-env "$$" "$@" 2>/dev/null)"; then
+    if _freqgap_cds="$("$_freqgap_python" -m freqgap.runtime.spark_env --freqgap-spark-env "$$" "$@" 2>/dev/null)"; then
       eval "$_freqgap_cds"
       break
     fi

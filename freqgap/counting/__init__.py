@@ -13,7 +13,7 @@ Modules, one job each:
   called here, before any module of the package imports numpy.
 """
 
-from freqgap.counting.numpy_sorts import prefer_fast_sorts
+from freqgap.runtime.numpy_sorts import prefer_fast_sorts
 
 prefer_fast_sorts()
 

@@ -6,8 +6,9 @@ partial counts from any task, group or rerun sum exactly, and the ids are decode
 strings once, on the final distinct keys.
 
 Numbers of L digits (leading zeros kept) take the ids [B_L, B_L + 10^L), with B_1 = 0 and
-B_{L+1} = B_L + 10^L; vocabulary words follow in sorted order. With at most 6 digits that is
-1,111,110 number ids, so a term fits in 21 bits and a triple key in 63.
+B_{L+1} = B_L + 10^L; vocabulary words follow in sorted order. BITS is derived from the
+rules' digit cap (rules.MAX_DIGITS): the number ids of the largest cap need it, and three
+terms of BITS bits must fit in one int64 key, or the module refuses to load.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import pyarrow as pa
 
 from freqgap.counting import arrow_arrays
 from freqgap.config import ConfigError
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import MAX_DIGITS, TermRules
 
-BITS = 21
+NUMBER_IDS = sum(10 ** length for length in range(1, MAX_DIGITS + 1))   # every cap's numbers
+BITS = NUMBER_IDS.bit_length()            # one term's id (vocabulary words after the numbers)
 MASK = (1 << BITS) - 1
+if 3 * BITS > 63:
+    raise ImportError(f"rules.MAX_DIGITS = {MAX_DIGITS} needs {BITS}-bit term ids: a triple key "
+                      "would not fit in an int64")
 
 
 class TermCodec:
@@ -28,6 +33,7 @@ class TermCodec:
 
     def __init__(self, rules: TermRules) -> None:
         self.max_digits = rules.max_digits
+        self.is_number = rules.is_number
         self.bases = np.zeros(self.max_digits + 2, dtype=np.int64)
         for length in range(1, self.max_digits + 1):
             self.bases[length + 1] = self.bases[length] + 10 ** length
@@ -42,7 +48,7 @@ class TermCodec:
         """Ids of a list of terms (as found by the tokenizer)."""
         out = np.empty(len(terms), dtype=np.int64)
         for i, term in enumerate(terms):
-            out[i] = (self.bases[len(term)] + int(term)) if term.isascii() and term.isdigit() else self.word_index[term]
+            out[i] = (self.bases[len(term)] + int(term)) if self.is_number(term) else self.word_index[term]
         return out
 
     @staticmethod

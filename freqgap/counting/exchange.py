@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from freqgap.counting import arrow_arrays
-from freqgap.counting.engine import run_codec, run_merger
+from freqgap.counting.engines import get_engine
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.kinds import is_count_kind
 from freqgap.counting.partials import sum_by_key
@@ -75,20 +75,12 @@ def _all_equal(strings: pa.Array, value: str) -> bool:
 def sum_runs(parts: Sequence[tuple[np.ndarray, np.ndarray]],
              engine: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact sums of runs of strictly increasing keys with their counts: one run of
-    strictly increasing keys. With numba, a balanced tree of linear two-way merges
-    (`engine.run_merger`, as KeySums merges: 4 runs of 0.8 M keys in 0.05 CPU-s instead of
-    0.15-0.19); else one sort of the concatenation (`partials.sum_by_key`; a stable sort,
-    timsort, was no faster on such runs). Both give the same arrays."""
+    strictly increasing keys (the engine's `sum_runs`: compiled linear merges, or one numpy
+    sort of the concatenation; both give the same arrays)."""
     parts = [(k, c) for k, c in parts if k.size]
     if len(parts) <= 1:
         return parts[0] if parts else (np.empty(0, np.int64), np.empty(0, np.int64))
-    merge = run_merger(engine)
-    if merge is None:
-        return sum_by_key(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))
-    while len(parts) > 1:
-        merged = [merge(*parts[i], *parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        parts = merged + parts[len(merged) * 2:]
-    return parts[0]
+    return get_engine(engine).sum_runs(parts)
 
 
 def write_run(uri: str, keys: np.ndarray, counts: np.ndarray) -> list[int]:
@@ -110,7 +102,7 @@ def write_parts(uri: str, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tup
     if len(parts) > 1:
         parts = [(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))]
     keys, counts = parts[0] if parts else (np.empty(0, np.int64), np.empty(0, np.int64))
-    data, offsets = run_codec()[0](keys, counts, INDEX_STEP)
+    data, offsets = get_engine().encode_run(keys, counts, INDEX_STEP)
     index = keys[::INDEX_STEP]
     fs, path = arrow_fs(uri)
     header = np.concatenate(([MAGIC, keys.size, INDEX_STEP], index, offsets)).astype("<i8")
@@ -158,7 +150,7 @@ def read_run(uri: str, lo: int | None = None, hi: int | None = None) -> tuple[np
             return np.empty(0, np.int64), np.empty(0, np.int64)
         data = _read(f, uri, int(offsets[last] - offsets[first]), 8 * words + int(offsets[first]))
     try:
-        keys, counts = run_codec()[1](np.frombuffer(data, np.uint8), offsets[first:last + 1],
+        keys, counts = get_engine().decode_run(np.frombuffer(data, np.uint8), offsets[first:last + 1],
                                       index[first:last], min(rows, last * step) - first * step, step)
     except CorruptRunError as exc:
         raise RunFileError(f"{uri}: damaged run file ({exc})") from None

@@ -18,7 +18,7 @@ from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting import arrow_arrays, exchange
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.engine import term_indexer
+from freqgap.counting.engines import get_engine
 from freqgap.counting.kinds import LAYOUT
 from freqgap.counting.rules import TermRules
 
@@ -36,9 +36,9 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
     they are, where a string column is first materialised (a take: 0.07 CPU-s for 2 M
     real-text triples) and then written value by value. `_write` stores no Arrow schema, so
     readers get the contract's plain string columns back. The indices:
-    `engine.term_indexer` (compiled, or numpy's)."""
+    the engine's `term_indices` (compiled, or numpy's)."""
     order = LAYOUT[name][1]
-    distinct, indices = term_indexer(engine)(keys, order)
+    distinct, indices = get_engine(engine).term_indices(keys, order)
     terms = codec.decode(distinct)
     columns = [pa.DictionaryArray.from_arrays(arrow_arrays.numeric(row), terms) for row in indices]
     if order == 1:                                  # a unigram's key is its term's id

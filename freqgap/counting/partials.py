@@ -20,16 +20,16 @@ import pyarrow.json as pajson
 
 from freqgap.counting import arrow_arrays
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.engine import engine_name, run_merger, term_finder
+from freqgap.counting.engines import get_engine
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules
 from freqgap.counting.inputs import BadInputError, InputFile
 from freqgap.counting.kinds import (BYTES, DOCS, LINES, PAIR, SEP, SKIP_EXAMPLES, SKIP_LINE, SKIPS,
                                     SUBSET, TOKENS, TRIPLE, UNIGRAM)
 from freqgap.counting.sources import iter_line_blocks, iter_parquet_texts, newline_count
-from freqgap.counting.task_reuse import FINDERS, READER_SCRATCH
-from freqgap.counting.tokenize import find_terms
-from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
+from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH
+from freqgap.counting.engines.tokenize import find_terms
+from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
 
 FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
 PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa.int64())])
@@ -140,36 +140,11 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def chunk_keys(texts: list[str], rules: TermRules, codec: TermCodec,
-               finder=None) -> tuple[dict, np.ndarray]:
-    """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text.
-    `finder` (texts -> TermOccurrences, freqgap.counting.engine) defaults to the numpy one;
-    the compiled finder also makes the pair and triple keys (`window_keys`)."""
-    if hasattr(finder, "window_keys"):                                 # the compiled finder
-        occ = finder.find_terms(texts, names=False)
-    else:
-        occ = finder(texts) if finder is not None else find_terms(texts, rules)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    gid = occ.term_codes if occ.term_codes is not None else codec.encode(occ.terms)
-    ids, counts = unigram_counts(occ)
-    out[UNIGRAM] = (gid[ids], counts)
-    if rules.max_order >= 2 and hasattr(finder, "window_keys"):     # the compiled finder
-        out[PAIR], triples = finder.window_keys(occ, gid)
-        if rules.max_order >= 3:
-            out[TRIPLE] = triples
-        return out, occ.tokens_per_doc
-    if rules.max_order >= 2:
-        keys, counts = pair_counts(occ, rules.window)
-        out[PAIR] = (codec.pair_keys(gid[keys[:, 0]], gid[keys[:, 1]]), counts)
-    if rules.max_order >= 3:
-        keys, counts = triple_counts(occ, rules.window)
-        out[TRIPLE] = (codec.triple_keys(gid[keys[:, 0]], gid[keys[:, 1]], gid[keys[:, 2]]), counts)
-    return out, occ.tokens_per_doc
-
-
-def merge_sums(k1: np.ndarray, c1: np.ndarray, k2: np.ndarray, c2: np.ndarray):
-    """Two runs of sorted distinct keys with counts as one, equal keys summed (numpy; the
-    compiled engine merges in one linear pass, `compiled.merge_sums`)."""
-    return sum_by_key(np.concatenate((k1, k2)), np.concatenate((c1, c2)))
+               finder=None, engine: str | None = None) -> tuple[dict, np.ndarray]:
+    """{kind: (int64 keys, counts)} of one chunk of texts, and the tokens of each text, by
+    the engine in use (`engine` names another); `finder` is that engine's, when the caller
+    holds one (its tables are then not built again)."""
+    return get_engine(engine).chunk_keys(texts, rules, codec, finder)
 
 
 class KeySums:
@@ -184,7 +159,7 @@ class KeySums:
         self.runs: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.rows = 0
         self.threshold = COMPACT_ROWS
-        self.merge = merge or merge_sums
+        self.merge = merge or get_engine().merge
 
     def add(self, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> Iterator[pa.RecordBatch]:
         for kind, (keys, counts) in parts.items():
@@ -359,47 +334,108 @@ def _row_parts(number: int, payload: bytes, size: int) -> Iterator[tuple[int, by
 
 
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
-                paths: dict[int, str]) -> Iterator[pa.RecordBatch]:
+                paths: dict[int, str], engine: str | None = None) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key). A row's
     payload is one or more whole lines joined by newlines (line_rows), or a Parquet text.
-    The compiled engine's finder and JSON reader arrays are leased from the process's pools
-    (task_reuse: a reused Spark worker makes them once, not per task)."""
-    if engine_name() != "numba":
-        yield from _count_lines(rows, rules, on_bad, paths, term_finder(rules), None)
-        return
-    with FINDERS.lease(rules, lambda: term_finder(rules)) as finder, \
-            READER_SCRATCH.lease("json", dict) as scratch:
-        yield from _count_lines(rows, rules, on_bad, paths, finder, scratch)
+    The engine's finder and JSON reader arrays are leased for the task (`Engine.leased`)."""
+    chosen = get_engine(engine)
+    with chosen.leased(rules) as (finder, scratch):
+        yield from _CountTask(chosen, rules, on_bad, paths, finder, scratch).run(rows)
 
 
-def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: dict[int, str],
-                 finder, scratch: dict | None) -> Iterator[pa.RecordBatch]:
-    """count_lines with its finder and, for the compiled engine (None: numpy's), the JSON
-    reader's scratch."""
-    acc = _Accumulator()
-    compiled = scratch is not None
-    sums = KeySums(run_merger())
-    codec = TermCodec(rules)
-    chunk = _BlockChunk(scratch) if compiled else _ArrowChunk(rules)
-    text_field, subset_field = rules.text_field, rules.subset_field
+class _CountTask:
+    """One count task's steps: rows in, chunks of texts counted, statistics and sums out.
 
-    def count(texts, files) -> Iterator[pa.RecordBatch]:
-        parts, tokens = chunk_keys(texts, rules, codec, finder)
+    An engine that reads JSON itself (`Engine.reads_json`) gets whole blocks of lines
+    (`_BlockChunk`, `flush_blocks`); otherwise lines go one by one to Arrow's reader
+    (`_ArrowChunk`, `flush_json`). Parquet texts arrive as strings (`flush_text`)."""
+
+    def __init__(self, engine, rules: TermRules, on_bad: str, paths: dict[int, str],
+                 finder, scratch: dict | None) -> None:
+        self.engine, self.rules, self.on_bad, self.paths = engine, rules, on_bad, paths
+        self.finder = finder
+        self.acc = _Accumulator()
+        self.sums = KeySums(engine.merge)
+        self.codec = TermCodec(rules)
+        self.blocks = engine.reads_json
+        self.chunk = _BlockChunk(scratch) if self.blocks else _ArrowChunk(rules)
+
+    def run(self, rows: Iterable[LineRow]) -> Iterator[pa.RecordBatch]:
+        acc = self.acc
+        current, stats = None, None
+        for fidx, number, payload, is_text, error in rows:
+            if fidx != current:
+                current, stats = fidx, acc.file_stats(fidx)
+            if error is not None:
+                acc.skip(fidx, error, number)
+                if number != FILE_ERROR_LINE:
+                    stats[0] += 1
+            elif is_text:
+                yield from self.add_text(fidx, payload, stats)
+            elif self.blocks:
+                yield from self.add_block(fidx, number, payload)
+            else:
+                yield from self.add_lines(fidx, number, payload, stats)
+        yield from (self.flush_blocks() if self.blocks else self.flush_json())
+        yield from self.flush_text()
+        yield from self.sums.drain()
+        yield acc.stat_rows()
+
+    def add_text(self, fidx: int, payload: bytes, stats: list[int]) -> Iterator[pa.RecordBatch]:
+        """A Parquet text column's value: already a string."""
+        acc = self.acc
+        stats[0] += 1
+        stats[1] += len(payload)
+        stats[2] += 1
+        acc.texts.append(payload.decode("utf-8"))
+        acc.text_files.append(fidx)
+        acc.size += len(payload)
+        if acc.size >= COUNT_CHUNK_BYTES:
+            yield from self.flush_text()
+
+    def add_block(self, fidx: int, number: int, payload: bytes) -> Iterator[pa.RecordBatch]:
+        """A row of whole lines, for the engine's own JSON reader."""
+        chunk = self.chunk
+        for first, part in _row_parts(number, payload, COUNT_CHUNK_BYTES):
+            alone = len(part) >= ALONE_BYTES    # a big block is a chunk of its own: no join
+            if alone or (chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES):
+                yield from self.flush_blocks()
+            chunk.add(fidx, first, part)
+            if alone or chunk.size >= COUNT_CHUNK_BYTES:
+                yield from self.flush_blocks()
+
+    def add_lines(self, fidx: int, number: int, payload: bytes, stats: list[int]) -> Iterator[pa.RecordBatch]:
+        """A row of whole lines, split into lines for Arrow's JSON reader."""
+        for k, line in enumerate(bytes(payload).split(b"\n")):
+            stats[0] += 1
+            stats[1] += len(line)
+            if _is_blank(line):
+                self.acc.skip(fidx, BLANK_LINE, number + k)
+                continue
+            stats[2] += 1                          # a document unless parsing says otherwise
+            self.chunk.add(fidx, number + k, line)
+            if self.chunk.size >= COUNT_CHUNK_BYTES:
+                yield from self.flush_json()
+
+    def count(self, texts, files) -> Iterator[pa.RecordBatch]:
+        """A chunk's texts counted, their tokens added to their files' statistics."""
+        parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
-            acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
-        yield from sums.add(parts)
+            self.acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
+        yield from self.sums.add(parts)
 
-    def parse_each(records) -> tuple[list[str], list[int]]:
+    def parse_each(self, records) -> tuple[list[str], list[int]]:
         """The Python path, record by record: (texts, files); names or skips a bad record
         (each was counted as a document when added)."""
+        acc = self.acc
         texts, files = [], []
         for fidx, number, payload in records:
             try:
-                text, subset = parse_record(payload, text_field, subset_field)
+                text, subset = parse_record(payload, self.rules.text_field, self.rules.subset_field)
             except RecordError as exc:
-                if on_bad == "fail":
-                    raise BadInputError(paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
+                if self.on_bad == "fail":
+                    raise BadInputError(self.paths.get(fidx, f"file #{fidx}"), str(exc), number) from None
                 acc.skip(fidx, exc.reason, number)
                 acc.file_stats(fidx)[2] -= 1
                 continue
@@ -409,41 +445,38 @@ def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: 
             files.append(fidx)
         return texts, files
 
-    def flush_json() -> Iterator[pa.RecordBatch]:
-        """The numpy engine's chunk of single lines (blank ones already left out)."""
+    def flush_json(self) -> Iterator[pa.RecordBatch]:
+        """A chunk of single lines (blank ones already left out) through Arrow's reader."""
+        chunk = self.chunk
         if not chunk.payloads:
             return
-        parsed = chunk.fast_texts(text_field)
+        parsed = chunk.fast_texts(self.rules.text_field)
         if parsed is not None:
             texts, subsets = parsed
             files = [fidx for fidx, _ in chunk.where]
-            acc.subsets.update(subsets)
+            self.acc.subsets.update(subsets)
         else:
-            texts, files = parse_each((fidx, number, payload) for (fidx, number), payload
-                                      in zip(chunk.where, chunk.payloads))
+            texts, files = self.parse_each((fidx, number, payload) for (fidx, number), payload
+                                           in zip(chunk.where, chunk.payloads))
         chunk.clear()
         if len(texts):
-            yield from count(texts, files)
+            yield from self.count(texts, files)
 
-    def flush_blocks() -> Iterator[pa.RecordBatch]:
-        """The compiled engine's chunk of rows of whole lines."""
+    def flush_blocks(self) -> Iterator[pa.RecordBatch]:
+        """A chunk of rows of whole lines through the engine's JSON reader."""
+        chunk, acc = self.chunk, self.acc
         if not chunk.payloads:
             return
-        from freqgap.counting.jsonscan import extract_records
-
         buf = chunk.buffer()
-        parsed = extract_records(buf, text_field, subset_field, chunk.scratch)
+        parsed = self.engine.extract_records(buf, self.rules.text_field, self.rules.subset_field,
+                                             chunk.scratch)
         if parsed is not None:
             texts, subsets, blank, starts = parsed
         else:
             newlines = np.flatnonzero(buf == 10)
             starts = np.concatenate(([0], newlines + 1))
         line_file, line_no, per_row = chunk.numbering(starts)
-        for (fidx, _), payload, n_lines in zip(chunk.where, chunk.payloads, per_row.tolist()):
-            stats = acc.file_stats(fidx)
-            stats[0] += n_lines
-            stats[1] += len(payload) - (n_lines - 1)
-            stats[2] += n_lines                     # less the blank (and skipped) lines below
+        self.block_stats(per_row)
         if parsed is not None:
             acc.subsets.update(subsets)
             files = line_file[blank == 0]
@@ -451,64 +484,36 @@ def _count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str, paths: 
                 acc.skip(int(line_file[i]), BLANK_LINE, int(line_no[i]))
                 acc.file_stats(int(line_file[i]))[2] -= 1
         else:
-            records = []
-            ends = np.append(starts[1:] - 1, buf.shape[0])
-            for fidx, number, s, e in zip(line_file.tolist(), line_no.tolist(), starts.tolist(), ends.tolist()):
-                line = buf[s:e].tobytes()
-                if _is_blank(line):
-                    acc.skip(fidx, BLANK_LINE, number)
-                    acc.file_stats(fidx)[2] -= 1
-                else:
-                    records.append((fidx, number, line))
-            texts, files = parse_each(records)
+            texts, files = self.parse_each(self.block_records(buf, starts, line_file, line_no))
         chunk.clear()
         if len(texts):
-            yield from count(texts, files)
+            yield from self.count(texts, files)
 
-    def flush_text() -> Iterator[pa.RecordBatch]:
+    def block_stats(self, per_row: np.ndarray) -> None:
+        """Lines, bytes and documents of a block chunk's rows (less blank and skipped lines,
+        taken off as they are found)."""
+        for (fidx, _), payload, n_lines in zip(self.chunk.where, self.chunk.payloads, per_row.tolist()):
+            stats = self.acc.file_stats(fidx)
+            stats[0] += n_lines
+            stats[1] += len(payload) - (n_lines - 1)
+            stats[2] += n_lines
+
+    def block_records(self, buf, starts, line_file, line_no) -> list[tuple[int, int, bytes]]:
+        """A block chunk's lines for the Python path, blank ones skipped."""
+        records = []
+        ends = np.append(starts[1:] - 1, buf.shape[0])
+        for fidx, number, s, e in zip(line_file.tolist(), line_no.tolist(), starts.tolist(), ends.tolist()):
+            line = buf[s:e].tobytes()
+            if _is_blank(line):
+                self.acc.skip(fidx, BLANK_LINE, number)
+                self.acc.file_stats(fidx)[2] -= 1
+            else:
+                records.append((fidx, number, line))
+        return records
+
+    def flush_text(self) -> Iterator[pa.RecordBatch]:
+        acc = self.acc
         if acc.texts:
             texts, files = acc.texts, acc.text_files
             acc.texts, acc.text_files, acc.size = [], [], 0
-            yield from count(texts, files)
-
-    current, stats = None, None
-    for fidx, number, payload, is_text, error in rows:
-        if fidx != current:
-            current, stats = fidx, acc.file_stats(fidx)
-        if error is not None:
-            acc.skip(fidx, error, number)
-            if number != FILE_ERROR_LINE:
-                stats[0] += 1
-            continue
-        if is_text:                                   # Parquet text column: already a string
-            stats[0] += 1
-            stats[1] += len(payload)
-            stats[2] += 1
-            acc.texts.append(payload.decode("utf-8"))
-            acc.text_files.append(fidx)
-            acc.size += len(payload)
-            if acc.size >= COUNT_CHUNK_BYTES:
-                yield from flush_text()
-        elif compiled:
-            for first, part in _row_parts(number, payload, COUNT_CHUNK_BYTES):
-                alone = len(part) >= ALONE_BYTES    # a big block is a chunk of its own: no join
-                if alone or (chunk.size and chunk.size + len(part) > COUNT_CHUNK_BYTES):
-                    yield from flush_blocks()
-                chunk.add(fidx, first, part)
-                if alone or chunk.size >= COUNT_CHUNK_BYTES:
-                    yield from flush_blocks()
-        else:
-            for k, line in enumerate(bytes(payload).split(b"\n")):
-                stats[0] += 1
-                stats[1] += len(line)
-                if _is_blank(line):
-                    acc.skip(fidx, BLANK_LINE, number + k)
-                    continue
-                stats[2] += 1                          # a document unless parsing says otherwise
-                chunk.add(fidx, number + k, line)
-                if chunk.size >= COUNT_CHUNK_BYTES:
-                    yield from flush_json()
-    yield from (flush_blocks() if compiled else flush_json())
-    yield from flush_text()
-    yield from sums.drain()
-    yield acc.stat_rows()
+            yield from self.count(texts, files)

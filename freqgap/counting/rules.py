@@ -25,6 +25,12 @@ NON_ASCII_WHITESPACE = "".join(c for c in PY_WHITESPACE if ord(c) >= 128)
 # Punctuation removed from both ends of a token by the opt-in strip-punct rule.
 STRIP_PUNCTUATION = string.punctuation
 NUMBER_RULES = ("strict", "strip-punct")
+# A number term is 1..max_digits ASCII digits (SPEC §2): `TermRules.is_number`; the
+# engines' byte tables take the digit characters from here.
+DIGITS = "".join(c for c in map(chr, range(128)) if c.isdigit())
+# The digit cap's upper limit: SPEC §2 counts integers with less than seven digits. The
+# term-id packing (freqgap.counting.codec) is sized from it.
+MAX_DIGITS = 6
 # Largest window W: triples per term grow with W^2 (at W=64 a dense run of terms gives ~2,000
 # triples per position), so a task's memory and time are bounded only with W bounded.
 MAX_WINDOW = 64
@@ -51,8 +57,8 @@ class TermRules:
             raise ConfigError(f"max_order must be 1, 2 or 3 (got {self.max_order})")
         if self.number_rule not in NUMBER_RULES:
             raise ConfigError(f"number_rule must be one of {NUMBER_RULES} (got {self.number_rule!r})")
-        if not 1 <= self.max_digits <= 6:
-            raise ConfigError(f"max_digits must be within 1..6 (got {self.max_digits}); "
+        if not 1 <= self.max_digits <= MAX_DIGITS:
+            raise ConfigError(f"max_digits must be within 1..{MAX_DIGITS} (got {self.max_digits}); "
                               "SPEC §2 counts integers with less than seven digits")
         words = []
         for w in self.vocab:
@@ -89,9 +95,21 @@ class TermRules:
             token = token.strip(STRIP_PUNCTUATION)
             if not token:
                 return None
-        if 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit():
-            return token
-        return self.word_term(token)
+        return token if self.is_number(token) else self._lookup.get(token.lower())
+
+    def is_number(self, token: str) -> bool:
+        """The number rule: 1..max_digits ASCII digits."""
+        return 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit()
+
+    @property
+    def whitespace(self) -> str:
+        """The characters that split tokens: those of Python's str.split()."""
+        return PY_WHITESPACE
+
+    @property
+    def strip_chars(self) -> str:
+        """What the number rule strips from both ends of a token first ("" when strict)."""
+        return STRIP_PUNCTUATION if self.number_rule == "strip-punct" else ""
 
     def to_config(self) -> dict[str, Any]:
         """The rules as recorded in a manifest (and compared on resume)."""

@@ -85,7 +85,7 @@ def newline_count(data: bytes) -> int:
     global _count_byte
     if _count_byte is None:
         try:
-            from freqgap.counting.words import count_byte as _count_byte
+            from freqgap.counting.engines import count_byte as _count_byte
         except ImportError:
             _count_byte = lambda a, b: np.count_nonzero(a == b)  # noqa: E731
     return int(_count_byte(np.frombuffer(data, np.uint8), 10))

@@ -1,6 +1,6 @@
 """A per-machine class-data-sharing archive for the Spark driver JVM: `get_spark()` uses it for
 the JVM it starts, `conf/spark/spark-env.sh` gives it to a plain `SPARK_CONF_DIR=conf/spark
-spark-submit`, and `python -m freqgap.jvm_cds ARGS` is `spark-submit ARGS` with it whatever
+spark-submit`, and `python -m freqgap.runtime.jvm_cds ARGS` is `spark-submit ARGS` with it whatever
 the conf directory.
 
 Why: a cold driver spends about 4 of its ~9 CPU-s start-up loading, parsing and verifying
@@ -334,7 +334,7 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
         return ""
     args, submit_opts, pending = plan
     if pending is not None:
-        subprocess.Popen([sys.executable, "-m", "freqgap.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
+        subprocess.Popen([sys.executable, "-m", "freqgap.runtime.jvm_cds", _PUBLISH_FLAG, str(jvm_pid), str(pending)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
     return f"set -- {shlex.join([SPARK_SUBMIT_CLASS, *args])}\nSPARK_SUBMIT_OPTS={shlex.quote(submit_opts)}\n"
@@ -472,8 +472,8 @@ def _wait_for_java(pid: int, exited, timeout_s: float = 60) -> list[str] | None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m freqgap.jvm_cds`: the spark-submit wrapper, or the watcher that publishes
-    a plain spark-submit's first dump (spark-env.sh's helper is `freqgap.spark_env`)."""
+    """`python -m freqgap.runtime.jvm_cds`: the spark-submit wrapper, or the watcher that publishes
+    a plain spark-submit's first dump (spark-env.sh's helper is `freqgap.runtime.spark_env`)."""
     if argv[:1] == [_PUBLISH_FLAG] and len(argv) == 3:
         publish_when_done(int(argv[1]), Path(argv[2]))
         return 0

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from freqgap import jvm_cds
-from freqgap.spark_python import spark_core_jar
+from freqgap.runtime import jvm_cds
+from freqgap.runtime.spark_python import spark_core_jar
 
 ENV = "SPARK_LAUNCHER_OPTS"
 _MAIN = ["org.apache.spark.launcher.Main", "org.apache.spark.deploy.SparkSubmit",

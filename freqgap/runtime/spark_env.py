@@ -1,5 +1,5 @@
 """What `conf/spark/spark-env.sh` sets for a spark-submit whose driver runs here, from one
-Python start (`python -m freqgap.spark_env --freqgap-spark-env PID ARGS`, ~0.05 CPU-s):
+Python start (`python -m freqgap.runtime.spark_env --freqgap-spark-env PID ARGS`, ~0.05 CPU-s):
 
   * the driver JVM's class archive (`jvm_cds.spark_env`: its options, Spark's jars first);
   * the launcher JVM's archive (`launcher_cds`: SPARK_LAUNCHER_OPTS);
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from freqgap import jvm_cds, launcher_cds, spark_python
+from freqgap.runtime import jvm_cds, launcher_cds, spark_python
 
 FLAG = "--freqgap-spark-env"
 
@@ -37,7 +37,7 @@ def shell_code(jvm_pid: int, spark_class_args: list[str]) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] != [FLAG] or len(argv) < 2 or not argv[1].isdigit():
-        print(f"usage: python -m freqgap.spark_env {FLAG} PID SPARK_CLASS_ARGS... "
+        print(f"usage: python -m freqgap.runtime.spark_env {FLAG} PID SPARK_CLASS_ARGS... "
               "(conf/spark/spark-env.sh's helper)", file=sys.stderr)
         return 2
     sys.stdout.write(shell_code(int(argv[1]), argv[2:]))

@@ -34,7 +34,7 @@ def droppable(entries: list[str], import_path: list[str] | None = None) -> list[
     where they copy the installed pyspark/py4j (`pyspark_path.prefer_installed_packages`),
     a jar that holds no Python module. Any other entry (a Spark distribution's zips, a
     user's py-files) stays."""
-    from freqgap.pyspark_path import prefer_installed_packages
+    from freqgap.runtime.pyspark_path import prefer_installed_packages
 
     base = [p for p in (sys.path if import_path is None else import_path) if p not in entries]
     zips = [e for e in entries if e.endswith(".zip")]

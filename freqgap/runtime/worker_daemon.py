@@ -3,7 +3,7 @@
 Why: every Python worker otherwise imports numpy, pyarrow, zstandard and freqgap.counting
 and loads numba's cached machine code itself (~1 CPU-s each); forked from a daemon that did
 it once, each worker starts with all of it in place (copy-on-write). Spark runs it as
-`python -m freqgap.counting.worker_daemon` (`spark.python.daemon.module`): get_spark() sets
+`python -m freqgap.runtime.worker_daemon` (`spark.python.daemon.module`): get_spark() sets
 that in local mode only, where this package is on the workers' path before any task runs
 (a cluster's executors see the shipped zip only once a task starts). It also imports
 PySpark's worker module and keeps zip archives' directories across importlib's cache
@@ -19,7 +19,7 @@ import gc
 import os
 import sys
 
-from freqgap.pyspark_path import prefer_installed_packages
+from freqgap.runtime.pyspark_path import prefer_installed_packages
 
 
 def preload() -> None:
@@ -59,12 +59,12 @@ def _load_task_code() -> None:
     for _ in count_lines([(0, 1, record, False, None)], TermRules(), "fail", {0: "warm-up"}):
         pass
     import numpy as np
-    from freqgap.counting.engine import run_codec, term_indexer
+    from freqgap.counting.engines import get_engine
 
-    encode, decode = run_codec()                 # the run files' writer and reader
+    engine = get_engine()
     keys = np.arange(1, 3, dtype=np.int64)
-    decode(*encode(keys, keys, 2), keys[:1], 2, 2)
-    term_indexer()(keys, 3)                      # the reduce's dictionary columns
+    engine.decode_run(*engine.encode_run(keys, keys, 2), keys[:1], 2, 2)   # the run files
+    engine.term_indices(keys, 3)                 # the reduce's dictionary columns
 
 
 def keep_zip_directories():

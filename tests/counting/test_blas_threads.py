@@ -21,7 +21,7 @@ THREADS = "import os; print(len(os.listdir('/proc/self/task')))"
 
 
 def test_numpy_then_starts_no_blas_thread():
-    code = ("from freqgap.blas_threads import single_threaded_blas; print(single_threaded_blas()); "
+    code = ("from freqgap.runtime.blas_threads import single_threaded_blas; print(single_threaded_blas()); "
             "import numpy; numpy.ones((64, 64)) @ numpy.ones((64, 64)); " + THREADS)
     assert _python(code, {}) == ["True", "1"]
     if os.cpu_count() and os.cpu_count() > 1:       # the check would not see a pool of one
@@ -29,10 +29,10 @@ def test_numpy_then_starts_no_blas_thread():
 
 
 def test_the_users_setting_and_an_imported_numpy_are_left_alone():
-    code = ("import os; from freqgap.blas_threads import single_threaded_blas; "
+    code = ("import os; from freqgap.runtime.blas_threads import single_threaded_blas; "
             "print(single_threaded_blas(), os.environ['OPENBLAS_NUM_THREADS'])")
     assert _python(code, {"OPENBLAS_NUM_THREADS": "3"}) == ["False", "3"]
-    code = ("import os, numpy; from freqgap.blas_threads import single_threaded_blas; "
+    code = ("import os, numpy; from freqgap.runtime.blas_threads import single_threaded_blas; "
             "print(single_threaded_blas(), os.environ.get('OPENBLAS_NUM_THREADS'))")
     assert _python(code, {}) == ["False", "None"]
 

@@ -12,7 +12,7 @@ import pytest
 from freqgap.contract import check_parquet
 from freqgap.counting import exchange, final_tables, partials, task_results
 from freqgap.counting.codec import TermCodec
-from freqgap.counting.engine import ENGINE_ENV
+from freqgap.counting.engines import ENGINE_ENV
 from freqgap.counting.final_tables import reduce_range
 from freqgap.counting.kinds import DATASETS
 from freqgap.counting.rules import TermRules

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from freqgap.counting.jsonscan import PAD, extract_texts
+from freqgap.counting.engines.jsonscan import PAD, extract_texts
 from freqgap.counting.records import RecordError, parse_record
 
 
@@ -137,7 +137,7 @@ def test_whitespace_becomes_spaces(records):
 def test_distinct_slices_tally_each_byte_string_exactly(names):
     """Every distinct byte string once, in order of first use, with how often it occurs: short
     names from a small alphabet repeat often and share hash-table slots (probing)."""
-    from freqgap.counting.jsonscan import _distinct_slices
+    from freqgap.counting.engines.jsonscan import _distinct_slices
 
     raw = [n.encode() for n in names]
     buf = np.frombuffer(b"".join(raw) + b"#", np.uint8)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freqgap import jvm_cds
+from freqgap.runtime import jvm_cds
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -215,7 +215,7 @@ sc.stop()
 def test_jars_go_ahead_of_a_non_empty_spark_conf_dir(tmp_path, monkeypatch):
     """SPARK_CONF_DIR first on the class path makes the JDK refuse the archive: every run
     would dump one and throw it away."""
-    from freqgap.jvm_cds import with_jars_first
+    from freqgap.runtime.jvm_cds import with_jars_first
 
     conf = tmp_path / "conf"
     conf.mkdir()
@@ -275,7 +275,7 @@ def test_spark_env_puts_the_jars_first_and_maps_the_archive_only_for_a_driver_he
 
 def _submit_key(env: dict[str, str], spark_home, args: list[str]) -> str:
     """The archive key spark-env.sh's helper computes for `args` in `env`."""
-    code = ("import sys; from freqgap import jvm_cds; print(jvm_cds.archive_key(sys.argv[1], {}, "
+    code = ("import sys; from freqgap.runtime import jvm_cds; print(jvm_cds.archive_key(sys.argv[1], {}, "
             "extra=jvm_cds._submit_identity(sys.argv[1], sys.argv[2:])))")
     return subprocess.run([sys.executable, "-c", code, str(spark_home), *args], env=env, check=True,
                           capture_output=True, text=True, timeout=60).stdout.strip()
@@ -293,7 +293,7 @@ def test_the_submit_key_ignores_the_master_and_the_name_not_driver_options(monke
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("launcher", ["wrapper", "plain spark-submit"])
 def test_spark_submit_builds_then_uses_its_archive(tmp_path, launcher):
-    """With SPARK_CONF_DIR=conf/spark, `python -m freqgap.jvm_cds ARGS` and a plain
+    """With SPARK_CONF_DIR=conf/spark, `python -m freqgap.runtime.jvm_cds ARGS` and a plain
     `spark-submit ARGS` (spark-env.sh; a watcher publishes the first run's dump after its JVM
     exits) both dump the archive once, then map it."""
     from tests.counting.cluster import SPARK_HOME
@@ -305,7 +305,7 @@ def test_spark_submit_builds_then_uses_its_archive(tmp_path, launcher):
            "PYSPARK_DRIVER_PYTHON": sys.executable, "FREQGAP_CACHE_DIR": str(tmp_path / "cache"),
            "SPARK_CONF_DIR": str(REPO / "conf" / "spark")}
     archives = tmp_path / "cache" / "jvm-cds"
-    command = ([sys.executable, "-m", "freqgap.jvm_cds"] if launcher == "wrapper"
+    command = ([sys.executable, "-m", "freqgap.runtime.jvm_cds"] if launcher == "wrapper"
                else [str(SPARK_HOME / "bin" / "spark-submit")])
 
     def run() -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from freqgap import launcher_cds
+from freqgap.runtime import launcher_cds
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from freqgap.counting import numba_cache
+from freqgap.runtime import numba_cache
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent("""
     refreshes = []
     original = base.BaseContext.refresh
     base.BaseContext.refresh = lambda self: (refreshes.append(1), original(self))[1]
-    from freqgap.counting import words  # noqa: F401 - installs the patch, as the finder does
+    from freqgap.counting.engines import words  # noqa: F401 - installs the patch, as the finder does
     import cached_module
     for dtype in sys.argv[1:]:
         print(cached_module.doubled_sum(np.arange(10, dtype=dtype)), bool(refreshes))
@@ -63,7 +63,7 @@ def test_left_alone_on_a_numba_it_was_not_read_against(monkeypatch):
     import numba
     from numba.core import caching
 
-    from freqgap.counting import words  # noqa: F401 - installs the patch
+    from freqgap.counting.engines import words  # noqa: F401 - installs the patch
     assert caching.Cache.load_overload is numba_cache._load_overload_without_refresh
     monkeypatch.setattr(caching.Cache, "load_overload", numba_cache.NUMBA_LOAD_OVERLOAD)
     monkeypatch.setattr(numba, "__version__", "0.99.0")
@@ -87,13 +87,14 @@ def test_the_finder_loaded_this_way_counts_as_the_numpy_one():
     code = textwrap.dedent("""
         import json, os
         from numba.core import caching
-        from freqgap.counting import numba_cache, partials
+        from freqgap.counting import partials
+        from freqgap.runtime import numba_cache
         from freqgap.counting.rules import TermRules
         text = "In 1990 , 3 hours and 12 days ; 7 weeks 1990 12 3 4 5 6 7 8 years 10 \\u212a 5"
         record = json.dumps({"text": text}).encode()
 
         def counts(engine):
-            os.environ["FREQGAP_COUNT_ENGINE"] = engine
+            os.environ["FREQGAP_ENGINE"] = engine
             got = {}
             for batch in partials.count_lines([(0, 1, record, False, None)], TermRules(), "fail", {0: "x"}):
                 for kind, key, n in zip(*(c.to_pylist() for c in batch.columns)):

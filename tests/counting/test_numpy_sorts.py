@@ -1,4 +1,4 @@
-"""numpy's AVX2 sorts on AMD Zen 4 (freqgap.counting.numpy_sorts): which CPUs, which numpy
+"""numpy's AVX2 sorts on AMD Zen 4 (freqgap.runtime.numpy_sorts): which CPUs, which numpy
 names, the user's own choice kept, and the setting in place before numpy's import."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from freqgap.counting.numpy_sorts import avx512_targets, is_zen4, sort_environment
+from freqgap.runtime.numpy_sorts import avx512_targets, is_zen4, sort_environment
 
 REPO = Path(__file__).resolve().parents[2]
 

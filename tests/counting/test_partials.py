@@ -27,7 +27,7 @@ ENGINES = ("numpy", "numba")
 
 def run(paths: list[Path], rules: TermRules, on_bad: str, engine: str, monkeypatch):
     """(counts per kind as reference-style dicts, statistics, skip reports) of the files."""
-    monkeypatch.setenv("FREQGAP_COUNT_ENGINE", engine)
+    monkeypatch.setenv("FREQGAP_ENGINE", engine)
     inputs = [InputFile(i, str(p), p.stat().st_size, 0) for i, p in enumerate(paths)]
     codec = TermCodec(rules)
     counts: dict[str, Counter] = {k: Counter() for k in kinds.COUNT_KINDS}
@@ -154,12 +154,12 @@ def test_random_files_give_the_same_result_in_both_engines(monkeypatch, lines, b
 def test_key_sums_merge_runs_exactly(monkeypatch, engine):
     """Chunks of unsorted keys with repeats, summed through the run stack (compactions and
     early drains included) equal one exact sum."""
-    from freqgap.counting.engine import run_merger
+    from freqgap.counting.engines import get_engine
 
     monkeypatch.setattr(partials, "COMPACT_ROWS", 50)
     monkeypatch.setattr(partials, "EMIT_ROWS", 400)
     rng = np.random.default_rng(7)
-    sums, want, got = partials.KeySums(run_merger(engine)), Counter(), Counter()
+    sums, want, got = partials.KeySums(get_engine(engine).merge), Counter(), Counter()
     for size in rng.integers(0, 300, 40).tolist():
         keys = rng.integers(-5, 2000, size).astype(np.int64)
         counts = rng.integers(1, 1 << 40, size).astype(np.int64)
@@ -181,7 +181,7 @@ def test_compiled_merges_are_exact_and_sized_to_their_rows():
     of the concatenation), owns exactly its rows (no slice of a block with room for both
     runs), and is not changed by the next merge."""
     pytest.importorskip("numba")
-    from freqgap.counting import compiled
+    from freqgap.counting.engines import compiled
 
     rng = np.random.default_rng(11)
     results, wants = [], []
@@ -207,7 +207,7 @@ def test_compiled_merges_are_exact_and_sized_to_their_rows():
 def test_compiled_run_lengths_are_exact_and_sized_to_their_rows():
     """A chunk's sorted keys as (distinct keys, counts), each array owning exactly its rows."""
     pytest.importorskip("numba")
-    from freqgap.counting import compiled
+    from freqgap.counting.engines import compiled
 
     rng = np.random.default_rng(5)
     for keys in (np.empty(0, np.int64), np.array([7], np.int64), np.sort(rng.integers(0, 40, 500)),

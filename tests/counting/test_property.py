@@ -52,13 +52,13 @@ def test_vectorised_equals_reference(engine, texts, rules):
 def test_compiled_partial_keys_equal_numpy_ones(texts, rules, max_order):
     """chunk_keys with the compiled finder (its own window keys) equals the numpy path."""
     from freqgap.counting.codec import TermCodec
-    from freqgap.counting.engine import term_finder
+    from freqgap.counting.engines import term_finder
     from freqgap.counting.partials import chunk_keys
 
     rules = TermRules.from_config({**rules.to_config(), "max_order": max_order})
     codec = TermCodec(rules)
-    want, want_tokens = chunk_keys(texts, rules, codec)
-    got, got_tokens = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
+    want, want_tokens = chunk_keys(texts, rules, codec, engine="numpy")
+    got, got_tokens = chunk_keys(texts, rules, codec, term_finder(rules, "numba"), "numba")
     assert _as_dict(got) == _as_dict(want) and got_tokens.tolist() == want_tokens.tolist()
 
 
@@ -69,8 +69,8 @@ def test_compiled_finder_on_the_json_readers_buffer_equals_reference(texts, rule
     spaces, padded) -> the word-at-a-time token pass; raw UTF-8 and \\u escapes alike."""
     import json
 
-    from freqgap.counting.engine import term_finder
-    from freqgap.counting.jsonscan import extract_texts
+    from freqgap.counting.engines import term_finder
+    from freqgap.counting.engines.jsonscan import extract_texts
 
     payloads = [json.dumps({"text": t}, ensure_ascii=ascii_json).encode() for t in texts]
     got = extract_texts(payloads, "text", None) if payloads else None
@@ -89,9 +89,9 @@ def test_compiled_finder_across_its_32k_blocks(through_json):
     import json
     import random
 
-    from freqgap.counting.compiled import BLOCK_BYTES
-    from freqgap.counting.engine import term_finder
-    from freqgap.counting.jsonscan import extract_texts
+    from freqgap.counting.engines.compiled import BLOCK_BYTES
+    from freqgap.counting.engines import term_finder
+    from freqgap.counting.engines.jsonscan import extract_texts
 
     block = BLOCK_BYTES
     rng = random.Random(7)
@@ -125,7 +125,7 @@ def test_window_keys_of_dense_runs(window, max_order):
     import random
 
     from freqgap.counting.codec import TermCodec
-    from freqgap.counting.engine import term_finder
+    from freqgap.counting.engines import term_finder
     from freqgap.counting.partials import chunk_keys
 
     rng = random.Random(window * 10 + max_order)
@@ -133,8 +133,8 @@ def test_window_keys_of_dense_runs(window, max_order):
              for _ in range(3)]
     rules = TermRules(window=window, max_order=max_order)
     codec = TermCodec(rules)
-    want, _ = chunk_keys(texts, rules, codec)
-    got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"))
+    want, _ = chunk_keys(texts, rules, codec, engine="numpy")
+    got, _ = chunk_keys(texts, rules, codec, term_finder(rules, "numba"), "numba")
     assert _as_dict(got) == _as_dict(want)
 
 
@@ -146,8 +146,8 @@ def test_window_keys_count_their_descents_and_sort_either_way():
     import numpy as np
 
     from freqgap.counting.codec import BITS
-    from freqgap.counting.compiled import LONG_RUNS, _sort_keys, _window_keys
-    from freqgap.counting.engine import term_finder
+    from freqgap.counting.engines.compiled import LONG_RUNS, _sort_keys, _window_keys
+    from freqgap.counting.engines import term_finder
 
     rng = random.Random(7)
     texts = [" ".join(rng.choice(["5", "17", "hours", "x", "2", "days", "400", "3"]) for _ in range(400))

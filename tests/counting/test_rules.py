@@ -10,9 +10,9 @@ from freqgap.counting.codec import TermCodec
 from freqgap.counting.partials import chunk_keys, sum_by_key
 from freqgap.counting.reference import count_texts
 from freqgap.counting.rules import TermRules, read_vocab_file
-from freqgap.counting.engine import term_finder
-from freqgap.counting.tokenize import find_terms
-from freqgap.counting.windows import pair_counts, triple_counts, unigram_counts
+from freqgap.counting.engines import term_finder
+from freqgap.counting.engines.tokenize import find_terms
+from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
 
 
 def vectorised(texts, rules, engine="numpy"):
@@ -188,7 +188,7 @@ def test_conf_is_the_default():
 
 
 def test_compiled_finder_knows_every_character_that_lower_cases_to_ascii():
-    from freqgap.counting.compiled import LOWER_TO_ASCII
+    from freqgap.counting.rule_tables import LOWER_TO_ASCII
 
     found = "".join(c for c in map(chr, range(0x80, 0x110000)) if c.lower().isascii())
     assert found == LOWER_TO_ASCII

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freqgap.counting import runcodec, runcodec_compiled
+from freqgap.counting import runcodec
+from freqgap.counting.engines import runcodec_compiled
 
 WRITERS = {"numpy": runcodec.encode, "numba": runcodec_compiled.encode}
 READERS = {"numpy": runcodec.decode, "numba": runcodec_compiled.decode}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from freqgap import spark_python
+from freqgap.runtime import spark_python
 
 REPO = Path(__file__).resolve().parents[2]
 PRINT_PATH = "import os; print(repr(os.environ.get('PYTHONPATH')))"
@@ -147,7 +147,7 @@ def test_spark_env_runs_a_local_driver_through_the_wrapper(tmp_path):
 
 
 def test_spark_env_helper_refuses_a_malformed_call_in_one_line():
-    proc = subprocess.run([sys.executable, "-m", "freqgap.spark_env", "--freqgap-spark-env", "x"],
+    proc = subprocess.run([sys.executable, "-m", "freqgap.runtime.spark_env", "--freqgap-spark-env", "x"],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
-    assert "usage: python -m freqgap.spark_env" in proc.stderr
+    assert "usage: python -m freqgap.runtime.spark_env" in proc.stderr

@@ -36,7 +36,7 @@ def test_the_count_driver_imports_nothing_heavy():
 
 def test_the_worker_preload_imports_only_the_task_code():
     """No pandas either: pyarrow's `pa.array`/`to_numpy` would import it (counting/arrow_arrays.py)."""
-    loaded = _top_modules("from freqgap.counting.worker_daemon import preload; preload()")
+    loaded = _top_modules("from freqgap.runtime.worker_daemon import preload; preload()")
     assert {"numpy", "pyarrow", "zstandard"} <= loaded
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
@@ -44,9 +44,9 @@ def test_the_worker_preload_imports_only_the_task_code():
 def test_the_worker_preload_leaves_pyarrow_compute_to_the_numpy_path():
     """The compiled path never calls pyarrow.compute; importing it cost the daemon
     0.03-0.06 CPU-s of every cold run (counting/partials.py, tokenize.py, exchange.py)."""
-    code = ("import sys\nfrom freqgap.counting.worker_daemon import preload; preload()\n"
-            "from freqgap.counting import engine\n"
-            "print(engine.engine_name(), 'pyarrow.compute' in sys.modules)")
+    code = ("import sys\nfrom freqgap.runtime.worker_daemon import preload; preload()\n"
+            "from freqgap.counting import engines\n"
+            "print(engines.engine_name(), 'pyarrow.compute' in sys.modules)")
     engine, loaded = _output_lines(code)[-1].split()
     if engine == "numba":
         assert loaded == "False"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from freqgap.counting.task_reuse import FINDERS, READER_SCRATCH, Pool
+from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH, Pool
 
 
 def test_a_returned_object_is_leased_again_and_a_held_one_is_not():
@@ -67,7 +67,7 @@ def _counts(batches):
 def test_count_tasks_reuse_the_finder_and_never_share_a_held_scratch():
     """A finished count task gives its finder and reader scratch back; a task that starts
     while a scratch is held gets another one, and the counts do not depend on reuse."""
-    from freqgap.counting.engine import engine_name
+    from freqgap.counting.engines import engine_name
     from freqgap.counting.partials import count_lines
     from freqgap.counting.rules import TermRules
 

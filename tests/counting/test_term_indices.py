@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freqgap.counting import term_indices, term_indices_compiled
+from freqgap.counting.engines import term_indices, term_indices_compiled
 from freqgap.counting.codec import MASK, TermCodec
-from freqgap.counting.engine import term_indexer
+from freqgap.counting.engines import get_engine
 
 INDEXERS = {"numpy": term_indices.term_indices, "numba": term_indices_compiled.term_indices}
 
@@ -39,5 +39,5 @@ def test_both_indexers_give_the_same_arrays_and_the_engine_picks_them():
     keys = _keys(np.random.default_rng(3), 3, 20_000)
     (d1, i1), (d2, i2) = (INDEXERS[e](keys, 3) for e in ("numpy", "numba"))
     assert np.array_equal(d1, d2) and np.array_equal(i1, i2)
-    assert term_indexer("numpy") is term_indices.term_indices
-    assert term_indexer("numba") is term_indices_compiled.term_indices
+    assert get_engine("numpy").term_indices is term_indices.term_indices
+    assert get_engine("numba").term_indices is term_indices_compiled.term_indices

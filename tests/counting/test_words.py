@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from freqgap.counting.words import count_bits, copy32, json_special_mask32, space_mask32
+from freqgap.counting.engines.words import count_bits, copy32, json_special_mask32, space_mask32
 
 
 @njit

@@ -65,7 +65,7 @@ def test_counts_are_identical_with_and_without_the_preloading_daemon(spark, tmp_
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     stock = [tuple(row) for row in json.loads(proc.stdout.strip().splitlines()[-1])]
-    assert {tuple(d) for *_, d in with_daemon} == {("freqgap.counting.worker_daemon", "pyspark.worker")}
+    assert {tuple(d) for *_, d in with_daemon} == {("freqgap.runtime.worker_daemon", "pyspark.worker")}
     assert {tuple(d) for *_, d in stock} == {("pyspark.daemon", "pyspark.worker")}
     assert [(p, c) for p, c, _ in with_daemon] == [(p, c) for p, c, _ in stock]
     assert all(c for _, c, _ in stock)
@@ -76,7 +76,7 @@ def test_preload_freezes_the_heap_it_made_without_collecting():
     in between; what they made is frozen (never walked, so never copied, by a forked
     worker's collections), and the modules of every task kind are loaded."""
     script = ("import gc\n"
-              "from freqgap.counting.worker_daemon import preload\n"
+              "from freqgap.runtime.worker_daemon import preload\n"
               "collections = []\n"
               "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info['generation']))\n"
               "preload()\n"
@@ -92,8 +92,8 @@ def test_preload_freezes_the_heap_it_made_without_collecting():
 def test_preload_works_without_numba():
     """Where numba does not import, the daemon still preloads (the numpy path) and starts."""
     script = ("import sys; sys.modules['numba'] = None\n"
-              "from freqgap.counting.worker_daemon import preload; preload()\n"
-              "from freqgap.counting.engine import engine_name; print(engine_name())\n"
+              "from freqgap.runtime.worker_daemon import preload; preload()\n"
+              "from freqgap.counting.engines import engine_name; print(engine_name())\n"
               "assert 'numba' not in [m.split('.')[0] for m in sys.modules if sys.modules[m] is not None]\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -104,7 +104,7 @@ def test_a_failing_preload_still_starts_the_daemon(monkeypatch):
     """The preload is only a head start: if it fails, PySpark's daemon runs all the same."""
     from pyspark import daemon
 
-    from freqgap.counting import worker_daemon
+    from freqgap.runtime import worker_daemon
 
     def broken():
         raise ImportError("no numpy here")
@@ -120,7 +120,7 @@ def test_the_daemon_is_set_for_local_mode_not_in_the_cluster_defaults():
     from freqgap.spark_session import SPARK_CONF_DIR, read_spark_defaults
 
     assert read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf") == {
-        "spark.python.daemon.module": "freqgap.counting.worker_daemon"}
+        "spark.python.daemon.module": "freqgap.runtime.worker_daemon"}
     assert "spark.python.daemon.module" not in read_spark_defaults()
 
 
@@ -147,7 +147,7 @@ def test_zip_directories_are_read_again_only_when_the_archive_changed(tmp_path, 
     import zipfile
     import zipimport
 
-    from freqgap.counting.worker_daemon import keep_zip_directories
+    from freqgap.runtime.worker_daemon import keep_zip_directories
 
     archive = tmp_path / "lib.zip"
     with zipfile.ZipFile(archive, "w") as z:
@@ -207,7 +207,7 @@ def _fake_site(root: Path, zips: list[str]) -> list[str]:
 
 
 def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
-    from freqgap.pyspark_path import prefer_installed_packages
+    from freqgap.runtime.pyspark_path import prefer_installed_packages
 
     version = metadata.version("py4j")
     path = _fake_site(tmp_path, ["pyspark.zip", f"py4j-{version}-src.zip"])
@@ -217,7 +217,7 @@ def test_spark_zips_give_way_to_the_installed_packages_they_copy(tmp_path):
 
 
 def test_spark_zips_stay_where_they_are_not_copies(tmp_path):
-    from freqgap.pyspark_path import prefer_installed_packages
+    from freqgap.runtime.pyspark_path import prefer_installed_packages
 
     # a py4j of another version than the zip's; a pyspark.zip of a Spark distribution
     # (not inside the pyspark this path imports)
@@ -236,7 +236,7 @@ def test_py4j_version_is_read_as_its_package_metadata_says(tmp_path):
     the installed py4j; a py4j without the file keeps its zip (no version: not a copy)."""
     import py4j
 
-    from freqgap.pyspark_path import _py4j_version, prefer_installed_packages
+    from freqgap.runtime.pyspark_path import _py4j_version, prefer_installed_packages
 
     assert _py4j_version(Path(py4j.__file__).parent) == metadata.version("py4j")
     path = _fake_site(tmp_path, [f"py4j-{metadata.version('py4j')}-src.zip"])
@@ -260,7 +260,7 @@ def test_workers_import_the_installed_pyspark_not_its_zip(spark):
 _SUBMITTED = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from freqgap.pyspark_path import prefer_installed_packages
+from freqgap.runtime.pyspark_path import prefer_installed_packages
 prefer_installed_packages()
 import pyspark
 from freqgap.spark_session import get_spark
@@ -282,4 +282,4 @@ def test_plain_spark_submit_in_local_mode_gets_the_preloading_daemon(tmp_path):
     proc = subprocess.run([str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]", str(script), str(REPO)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["local[1]", "freqgap.counting.worker_daemon", "False"]
+    assert proc.stdout.split() == ["local[1]", "freqgap.runtime.worker_daemon", "False"]

@@ -1,74 +1,111 @@
-"""Which term finder the counting job runs: the compiled one (numba) when it imports, else numpy.
+"""The counting engines behind one seam, and the one place that chooses between them.
 
-`FREQGAP_COUNT_ENGINE=numpy|numba` forces one (numba then fails loudly if missing); both
-give identical results (property tests run both against the reference counter).
+An engine is what the pipeline needs to be fast, built from `TermRules` and nothing else
+(no rule is written inside an engine: freqgap.counting.rules and rule_tables state them):
+find the terms of a chunk of texts and make their window keys (`chunk_keys`), merge runs
+of summed keys (`merge`), write and read run files (`encode_run`, `decode_run`), and turn
+the reduce's keys into term indices (`term_indices`). `numpy` needs only numpy and Arrow;
+`numba` compiles the same steps and adds a JSON reader that writes straight into the
+finder's buffer. Both give identical counts (tests/counting/test_conformance.py runs one
+suite over every engine against freqgap.counting.reference).
+
+Choosing: `FREQGAP_ENGINE=numpy|numba` (the count command's `--engine` sets it for the
+driver and the executors), else numba where it imports, else numpy. No module outside this
+package imports numba or an engine module (tests/counting/test_engines.py checks it).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Callable
+from typing import Any, Callable, ContextManager, Protocol
 
-import pyarrow as pa
+import numpy as np
 
 from freqgap.config import ConfigError
 from freqgap.counting.rules import TermRules
-from freqgap.counting.tokenize import TermOccurrences, find_terms as find_terms_numpy
 
-ENGINE_ENV = "FREQGAP_COUNT_ENGINE"
-ENGINES = ("numba", "numpy")
+ENGINE_ENV = "FREQGAP_ENGINE"
+# name -> (its module, the package it needs); the first that imports is the default
+ENGINES = {"numba": ("freqgap.counting.engines.numba_engine", "numba"),
+           "numpy": ("freqgap.counting.engines.numpy_engine", "numpy")}
 
-
-def engine_name() -> str:
-    """The engine in use here: the forced one, else numba if importable, else numpy."""
-    forced = os.environ.get(ENGINE_ENV, "").strip().lower()
-    if forced and forced not in ENGINES:
-        raise ConfigError(f"{ENGINE_ENV}={forced!r}: expected one of {', '.join(ENGINES)}")
-    if forced:
-        return forced
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return "numpy"
-    return "numba"
+Keys = tuple[np.ndarray, np.ndarray]   # (sorted distinct int64 keys, int64 counts)
 
 
-def term_finder(rules: TermRules, engine: str | None = None) -> Callable[[list[str] | pa.Array], TermOccurrences]:
+class Engine(Protocol):
+    """What the count pipeline asks of an engine (one object per process and name)."""
+
+    name: str
+    reads_json: bool      # True: it parses a chunk of JSON lines itself (`extract_records`)
+
+    def finder(self, rules: TermRules) -> Any:
+        """The term finder of `rules` (texts -> TermOccurrences; its tables built once)."""
+
+    def leased(self, rules: TermRules) -> ContextManager[tuple[Any, dict | None]]:
+        """(finder, JSON reader scratch or None) for one count task."""
+
+    def chunk_keys(self, texts: Any, rules: TermRules, codec: Any, finder: Any) -> tuple[dict[str, Keys], np.ndarray]:
+        """{kind: (keys, counts)} of one chunk of texts, and each text's token count."""
+
+    def extract_records(self, buf: np.ndarray, text_field: str, subset_field: str | None,
+                        scratch: dict) -> Any:
+        """A chunk of JSON lines parsed into the finder's buffer, or None: the Python path."""
+
+    def count_byte(self, data: np.ndarray, byte: int) -> int:
+        """How many bytes of data equal `byte` (newlines of a block)."""
+
+    def sum_runs(self, parts: list[Keys]) -> Keys:
+        """Two or more runs as one (the reduce's merge of every task's slice)."""
+
+    def merge(self, k1: np.ndarray, c1: np.ndarray, k2: np.ndarray, c2: np.ndarray) -> Keys:
+        """Two runs of sorted distinct keys as one, equal keys summed."""
+
+    def encode_run(self, keys: np.ndarray, counts: np.ndarray, order: int) -> Any:
+        """A run file's bytes of sorted distinct keys and their counts."""
+
+    def decode_run(self, *args: Any) -> Keys:
+        """Rows back from a run file's bytes (either engine's writer)."""
+
+    def term_indices(self, keys: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct term ids, int32 indices per term column) of packed keys."""
+
+
+_loaded: dict[str, Engine] = {}
+
+
+def engine_name(name: str | None = None) -> str:
+    """The engine to use: `name`, else FREQGAP_ENGINE, else the first of ENGINES whose
+    package imports. An unknown name fails with the known ones."""
+    chosen = (name or os.environ.get(ENGINE_ENV, "")).strip().lower()
+    if chosen and chosen not in ENGINES:
+        raise ConfigError(f"unknown counting engine {chosen!r} (--engine or {ENGINE_ENV}): "
+                          f"expected one of {', '.join(ENGINES)}")
+    if chosen:
+        return chosen
+    for candidate, (_, needs) in ENGINES.items():
+        try:
+            importlib.import_module(needs)
+        except ImportError:
+            continue
+        return candidate
+    raise ConfigError(f"no counting engine imports: install one of {', '.join(ENGINES)}")
+
+
+def get_engine(name: str | None = None) -> Engine:
+    """The engine `name` (engine_name's choice when None), loaded once per process."""
+    name = engine_name(name)
+    engine = _loaded.get(name)
+    if engine is None:
+        engine = _loaded[name] = importlib.import_module(ENGINES[name][0]).ENGINE
+    return engine
+
+
+def term_finder(rules: TermRules, engine: str | None = None) -> Callable[..., Any]:
     """A function texts -> TermOccurrences under `rules` (tables built once)."""
-    engine = engine or engine_name()
-    if engine == "numpy":
-        return lambda texts: find_terms_numpy(texts, rules)
-    from freqgap.counting.compiled import CompiledFinder
-
-    return CompiledFinder(rules)
+    return get_engine(engine).finder(rules)
 
 
-def run_merger(engine: str | None = None):
-    """The merge of two sorted runs of (key, count) that KeySums uses: compiled (one linear
-    pass) with numba, else None (KeySums' numpy merge)."""
-    if (engine or engine_name()) == "numpy":
-        return None
-    from freqgap.counting.compiled import merge_sums
-
-    return merge_sums
-
-
-def run_codec(engine: str | None = None):
-    """(encode, decode) of a run file's rows (freqgap.counting.runcodec): compiled with
-    numba, else numpy's. numpy's writer gives every value 8 bytes, the compiled one its
-    fewest; either reader reads either writer's bytes to the same rows."""
-    if (engine or engine_name()) == "numpy":
-        from freqgap.counting import runcodec
-    else:
-        from freqgap.counting import runcodec_compiled as runcodec
-    return runcodec.encode, runcodec.decode
-
-
-def term_indexer(engine: str | None = None):
-    """The reduce's keys -> (distinct term ids, int32 indices) (freqgap.counting.term_indices):
-    compiled with numba, else numpy's; both give the same arrays."""
-    if (engine or engine_name()) == "numpy":
-        from freqgap.counting import term_indices
-    else:
-        from freqgap.counting import term_indices_compiled as term_indices
-    return term_indices.term_indices
+def count_byte(data: np.ndarray, byte: int) -> int:
+    """How many bytes of `data` (uint8) equal `byte` (< 0x80), by the engine in use."""
+    return get_engine().count_byte(data, byte)

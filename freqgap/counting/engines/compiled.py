@@ -4,7 +4,7 @@ Why numba: the numpy finder touches every byte a dozen times (masks, sorts, gath
 single pass that finds token starts 8 bytes at a time, applies the number rule and looks
 words up in a hash table only where a token may be a term touches each byte about once.
 numba is a wheel (llvmlite bundled, no compiler on the user's machine); where it is
-missing, `freqgap.counting.engine` falls back to the numpy finder, which gives the same
+missing, `freqgap.counting.engines` falls back to the numpy finder, which gives the same
 result. Compiled code is cached on disk (`cache=True`, also from the zip shipped to
 executors), so the JIT cost (a few CPU-seconds) is paid once per machine, not per task.
 
@@ -21,28 +21,19 @@ import pyarrow as pa
 from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
-from freqgap.counting.jsonscan import PAD, Utf8Batch
-from freqgap.counting.words import FNV_OFFSET, count_bits, fnv1a_step, load_u16, space_mask32, trailing_zeros
-from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION, TermRules
-from freqgap.counting.tokenize import TermOccurrences, _texts_to_buffer
+from freqgap.counting.engines.jsonscan import PAD, Utf8Batch
+from freqgap.counting.engines.words import FNV_OFFSET, count_bits, fnv1a_step, load_u16, space_mask32, trailing_zeros
+from freqgap.counting.rule_tables import (DIGIT_BYTES, DIGIT_FIRST, DIGIT_LAST, LOWER_TO_ASCII_CODEPOINTS,
+                                          PUNCT_BYTES, WHITESPACE_BYTES, WHITESPACE_CODEPOINTS)
+from freqgap.counting.rules import MAX_DIGITS, TermRules
+from freqgap.counting.engines.tokenize import TermOccurrences, _texts_to_buffer
 
-
-def _table(chars: str) -> np.ndarray:
-    table = np.zeros(256, dtype=np.bool_)
-    for c in chars:
-        table[ord(c)] = True
-    return table
-
-
-_WS = _table(ASCII_WHITESPACE)
-_PUNCT = _table(STRIP_PUNCTUATION)
-# Non-ASCII whitespace by code point (all are <= U+3000), and the non-ASCII characters whose
-# str.lower() is ASCII (only the Kelvin sign, 'k'; a test checks every code point): a token
-# with any other non-ASCII character can never equal an ASCII vocabulary form.
-_WS_CP = np.zeros(max(map(ord, NON_ASCII_WHITESPACE)) + 1, dtype=np.bool_)
-_WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
-LOWER_TO_ASCII = "\u212a"
-_LOWER_ASCII_CP = np.array([ord(c) for c in LOWER_TO_ASCII], np.int64)
+# The rules' tables as this module's globals (numba compiles them in as constants).
+_WS = WHITESPACE_BYTES
+_PUNCT = PUNCT_BYTES
+_WS_CP = WHITESPACE_CODEPOINTS
+_LOWER_ASCII_CP = LOWER_TO_ASCII_CODEPOINTS
+_D0, _D9 = DIGIT_FIRST, DIGIT_LAST
 
 
 @njit(cache=True, inline="always")
@@ -203,14 +194,14 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
                 continue
             code = -1
             b0 = data[ts]
-            if 48 <= b0 <= 57 and length <= max_digits:
+            if _D0 <= b0 <= _D9 and length <= max_digits:
                 value = 0
                 for i in range(ts, te):
                     c = data[i]
-                    if c < 48 or c > 57:
+                    if c < _D0 or c > _D9:
                         value = -1
                         break
-                    value = value * 10 + (c - 48)
+                    value = value * 10 + (c - _D0)
                 if value >= 0:
                     code = bases[length] + value
             if code < 0 and min_len <= length <= max_len and initials[b0]:
@@ -453,7 +444,7 @@ class CompiledFinder:
         self.forms = forms
         self.bases = self.codec.bases
         # classes of a possible term's first two bytes (`_prefix_classes`)
-        self.prefix_class = self._prefix_classes(encoded, rules.number_rule == "strip-punct")
+        self.prefix_class = self._prefix_classes(encoded, bool(rules.strip_chars))
         self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
         self._rare = np.empty((0, 4), np.int64)
         self._block_cand = np.empty((2, BLOCK_BYTES // 2 + 16), np.int64)   # a start per 2 bytes at most
@@ -472,7 +463,7 @@ class CompiledFinder:
         ASCII character lower-cases to ASCII, so a token whose first two characters are
         ASCII and start no form in either case can't lower-case to a form)."""
         table = np.zeros((256, 256), np.uint8)
-        table[48:58, :] |= 1
+        table[DIGIT_BYTES, :] |= 1
         table[128:, :] |= 8
         table[:, 128:] |= 8
         if strip:
@@ -507,7 +498,7 @@ class CompiledFinder:
             self._rare = np.empty((self._found.shape[1], 4), np.int64)
         doc, pos, code = self._found
         first_tok = np.empty(offsets.shape[0], np.int64)
-        strip = r.number_rule == "strip-punct"       # stripping shortens: no length filter
+        strip = bool(r.strip_chars)     # stripping shortens: no length filter
         n_out, n_rare = _spaced_scan(
             data, n_bytes, offsets, self.prefix_class, first_tok, self._block_cand[0],
             self._block_cand[1],
@@ -545,7 +536,7 @@ class CompiledFinder:
         """The numpy finder's result: term ids index `terms`, sorted as strings (`terms` is
         left empty with names=False: the codes, `term_codes`, are all chunk_keys needs)."""
         doc, pos, code, tokens = self.scan(texts)
-        # Distinct codes without a sort: codes are < 2^21 (freqgap.counting.codec). The
+        # Distinct codes without a sort: codes are < 2^BITS (freqgap.counting.codec). The
         # tables are kept between chunks and only their used entries reset.
         present, rank = self._present, self._rank
         present[code] = True
@@ -579,8 +570,8 @@ class CompiledFinder:
         key = np.zeros(c.shape[0], np.int64)
         for i in range(self.rules.max_digits):
             digit = (value // 10 ** np.maximum(length - 1 - i, 0)) % 10
-            key += np.where(i < length, digit + 1, 0) * 11 ** (5 - i)
-        out[numbers] = key << 21
+            key += np.where(i < length, digit + 1, 0) * 11 ** (MAX_DIGITS - 1 - i)
+        out[numbers] = key << BITS
         out[~numbers] = self._word_order[codes[~numbers] - self.codec.word_base]
         return out
 
@@ -598,6 +589,6 @@ class CompiledFinder:
                 break
             key = -1
             if below:
-                key = sum((int(d) + 1) * 11 ** (5 - i) for i, d in enumerate(below))
-            out[index] = (key << 21) + 1 + index
+                key = sum((int(d) + 1) * 11 ** (MAX_DIGITS - 1 - i) for i, d in enumerate(below))
+            out[index] = (key << BITS) + 1 + index
         return out

@@ -19,8 +19,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from freqgap.counting.rules import ASCII_WHITESPACE, NON_ASCII_WHITESPACE
-from freqgap.counting.words import (FNV_OFFSET, HIGH, LOW7, copy32, equal_bytes, fnv1a_step, json_special_mask32,
+from freqgap.counting.rule_tables import WHITESPACE_BYTES, WHITESPACE_CODEPOINTS
+from freqgap.counting.engines.words import (FNV_OFFSET, HIGH, LOW7, copy32, equal_bytes, fnv1a_step, json_special_mask32,
                                    load_u64, store_u64, trailing_zeros)
 
 MAX_DEPTH = 512
@@ -66,15 +66,12 @@ def _hex4(buf, p):
     return v
 
 
-# Python's non-ASCII whitespace by code point (all are <= U+3000).
-_WS_CP = np.zeros(max(map(ord, NON_ASCII_WHITESPACE)) + 1, np.bool_)
-_WS_CP[[ord(c) for c in NON_ASCII_WHITESPACE]] = True
+_WS_CP = WHITESPACE_CODEPOINTS      # Python's non-ASCII whitespace, by code point
 # 1 for a byte that a JSON string holds as itself: ASCII from 0x20 except '"' and '\\'.
 _PLAIN = np.zeros(256, np.uint8)
 _PLAIN[32:128] = 1
 _PLAIN[[34, 92]] = 0
-_ASCII_WS = np.zeros(128, np.bool_)
-_ASCII_WS[[ord(c) for c in ASCII_WHITESPACE]] = True
+_ASCII_WS = WHITESPACE_BYTES        # and its ASCII whitespace, by byte
 # Byte patterns for `_first_special`: adding 0x60 sets the high bit of bytes >= 0x20.
 _CONTROL = np.uint64(0x6060606060606060)
 _QUOTES = np.uint64(0x2222222222222222)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from freqgap.counting.runcodec import CorruptRunError, checked_blocks
-from freqgap.counting.words import load_u64, store_u64
+from freqgap.counting.engines.words import load_u64, store_u64
 
 _SLACK = 16                    # bytes past the end that 8-byte stores or loads may touch
 _MASKS = np.array([0xFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF], np.uint64)

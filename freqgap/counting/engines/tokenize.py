@@ -14,22 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from freqgap.counting.rules import (ASCII_WHITESPACE, NON_ASCII_WHITESPACE, STRIP_PUNCTUATION,
-                                    TermRules)
+from freqgap.counting.rule_tables import (DIGIT_BYTES, LOWER_BYTES, PUNCT_BYTES, WHITESPACE_BYTES,
+                                          WHITESPACE_UTF8, byte_table)
+from freqgap.counting.rules import TermRules
 
-
-def _byte_table(chars: str) -> np.ndarray:
-    table = np.zeros(256, dtype=bool)
-    for c in chars:
-        table[ord(c)] = True
-    return table
-
-
-_WS = _byte_table(ASCII_WHITESPACE)
-_DIGIT = _byte_table("0123456789")
-_PUNCT = _byte_table(STRIP_PUNCTUATION)
-_LOWER = np.arange(256, dtype=np.uint8)
-_LOWER[ord("A"):ord("Z") + 1] += 32
+_WS = WHITESPACE_BYTES
+_DIGIT = DIGIT_BYTES
+_PUNCT = PUNCT_BYTES
+_LOWER = LOWER_BYTES
 
 
 @dataclass
@@ -72,9 +64,7 @@ def _texts_to_buffer(texts: list[str] | pa.Array) -> tuple[np.ndarray, np.ndarra
     return data[start:end], offsets - start
 
 
-# UTF-8 encodings of the non-ASCII whitespace characters, by length (2 or 3 bytes).
-_WS_SEQS = {n: np.array(sorted(int.from_bytes(c.encode(), "big") for c in NON_ASCII_WHITESPACE
-                               if len(c.encode()) == n), dtype=np.int64) for n in (2, 3)}
+_WS_SEQS = WHITESPACE_UTF8     # non-ASCII whitespace's UTF-8 codes, by length
 
 
 def _token_mask(data: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -175,7 +165,7 @@ def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences
     is_tok = _token_mask(data, high)
     tok_start, tok_end, first_tok = _token_bounds(is_tok, offsets)
     tokens_per_doc = np.diff(first_tok)
-    if rules.number_rule == "strip-punct":
+    if rules.strip_chars:
         s, e = _strip_bounds(data, tok_start, tok_end)
     else:
         s, e = tok_start, tok_end
@@ -185,7 +175,7 @@ def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences
     forms = rules.word_forms
     ascii_forms = sorted(f for f in forms if f.isascii())
     form_lengths = sorted({len(f) for f in ascii_forms})
-    initials = _byte_table("".join({f[0] for f in ascii_forms} | {f[0].upper() for f in ascii_forms}))
+    initials = byte_table("".join({f[0] for f in ascii_forms} | {f[0].upper() for f in ascii_forms}))
     group = _candidate_groups(first, s, e, rules, initials, high_tokens, form_lengths)
 
     found_tok: list[np.ndarray] = []     # token indices

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from freqgap.counting.tokenize import TermOccurrences
+from freqgap.counting.engines.tokenize import TermOccurrences
 
 _MAX_CUBE_TERMS = 2_000_000  # ids up to this fit a*V^2 + b*V + c in int64
 

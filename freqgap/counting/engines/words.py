@@ -17,7 +17,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # index of the lowest set bit, 64 for 0
 from numba.extending import intrinsic
 
-from freqgap.counting.numba_cache import load_cached_code_lazily
+from freqgap.runtime.numba_cache import load_cached_code_lazily
 
 # Every module of compiled code imports this one: their cached code loads without numba's
 # compiler being built first (numba_cache.py).
