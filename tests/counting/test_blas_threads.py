@@ -1,4 +1,4 @@
-"""The count's processes start numpy without OpenBLAS's thread pool (freqgap/blas_threads.py)."""
+"""The count's processes start numpy without OpenBLAS's thread pool (freqgap/runtime/blas_threads.py)."""
 
 from __future__ import annotations
 

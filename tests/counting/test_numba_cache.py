@@ -1,5 +1,5 @@
 """numba's cached code loads without the compiler's registries, and compiling still works
-after such a load (freqgap/counting/numba_cache.py)."""
+after such a load (freqgap/runtime/numba_cache.py)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def _fresh(code: str, env: dict[str, str], *args: str) -> dict:
 # with this machine's /proc/cpuinfo).
 PROBE = (
     "import importlib.util, json, os, sys\n"
-    f"spec = importlib.util.spec_from_file_location('numpy_sorts', {str(REPO / 'freqgap/counting/numpy_sorts.py')!r})\n"
+    f"spec = importlib.util.spec_from_file_location('numpy_sorts', {str(REPO / 'freqgap/runtime/numpy_sorts.py')!r})\n"
     "module = importlib.util.module_from_spec(spec)\n"
     "spec.loader.exec_module(module)\n"
     "prefer_fast_sorts = module.prefer_fast_sorts\n"

@@ -161,7 +161,7 @@ def test_workers_numpy_gives_no_huge_page_advice(spark):
 
 
 def test_workers_daemon_runs_numpy_without_a_blas_thread_pool(spark):
-    """conf/spark sets OPENBLAS_NUM_THREADS=1 for the workers (freqgap/blas_threads.py): the
+    """conf/spark sets OPENBLAS_NUM_THREADS=1 for the workers (freqgap/runtime/blas_threads.py): the
     daemon they are forked from imported numpy, and no OpenBLAS thread runs in it (those
     carry the process's own name; jemalloc's background thread, say, has its own)."""
     assert read_spark_defaults()["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "1"

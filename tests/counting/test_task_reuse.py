@@ -1,4 +1,4 @@
-"""The per-process pools of a count task's working arrays (freqgap/counting/task_reuse.py)."""
+"""The per-process pools of a count task's working arrays (freqgap/runtime/task_reuse.py)."""
 
 from __future__ import annotations
 

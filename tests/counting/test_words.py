@@ -1,4 +1,4 @@
-"""The compiled passes' word and vector primitives (counting/words.py) against numpy, at
+"""The compiled passes' word and vector primitives (counting/engines/words.py) against numpy, at
 every offset and on every byte value: the JSON reader and the token pass trust their masks."""
 
 from __future__ import annotations
