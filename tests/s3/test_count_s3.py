@@ -1,0 +1,71 @@
+"""`freqgap count` with the corpus and the output in a bucket (local[2]): the counts equal
+the reference counter and a local-disk run, the exchange's run files went to the bucket,
+and the manifest carries no credential or endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from freqgap.counting.job import run_count
+from freqgap.counting.storage import Storage
+from tests.counting.corpus_utils import read_counts, reference, write_jsonl
+from tests.counting.test_job import random_texts
+from tests.s3.server import KEY_ID, SECRET, download, upload
+
+REPO = Path(__file__).resolve().parents[2]
+NAMES = ("a.jsonl", "b.jsonl.zst", "c.jsonl.gz", "d.jsonl.zst")
+
+
+def write_corpus(root: Path, texts: list[str]) -> Path:
+    for i, name in enumerate(NAMES):
+        write_jsonl(root / name, texts[i::len(NAMES)])
+    return root
+
+
+def freqgap_count(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "freqgap", "count", "--master", "local[2]", *args],
+                          env={**os.environ, **env, "PYTHONPATH": str(REPO)}, cwd=cwd,
+                          capture_output=True, text=True, timeout=400)
+
+
+def test_bucket_to_bucket_equals_reference_and_local_disk(spark, s3_server, bucket, tmp_path):
+    texts = random_texts(42, 800)
+    corpus = write_corpus(tmp_path / "corpus", texts)
+    upload(corpus, f"{bucket}/corpus")
+    result = freqgap_count(s3_server.env, tmp_path, "--input", f"{bucket}/corpus",
+                           "--out", f"{bucket}/counts", "--files-per-job", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_count([str(corpus)], str(tmp_path / "local"), spark=spark, files_per_job=2)
+
+    download(f"{bucket}/counts", tmp_path / "fetched")
+    assert read_counts(tmp_path / "fetched") == read_counts(tmp_path / "local") == reference(texts)
+    assert not (tmp_path / "fetched" / "_work").exists()           # the work area went away
+    text = (tmp_path / "fetched" / "_manifest.json").read_text()
+    manifest = json.loads(text)
+    assert [i["path"] for i in manifest["inputs"]] == [f"{bucket}/corpus/{n}" for n in sorted(NAMES)]
+    for secret in (KEY_ID, SECRET, s3_server.endpoint, f":{s3_server.port}"):
+        assert secret not in text
+    # Both groups' run files were written to (and read back from) the bucket.
+    name = bucket.split("://", 1)[1]
+    for group in ("g00000", "g00001"):
+        assert f"PUT /{name}/counts/_work/exchange/{group}/" in s3_server.requests()
+    assert ".run" in s3_server.requests()
+
+
+def test_an_output_prefix_holding_other_objects_is_refused(s3_server, bucket, tmp_path):
+    """The output rules on a bucket as on a disk: a prefix holding objects that are not
+    counts is refused in one line (exit 2), and nothing is written or deleted there."""
+    corpus = write_corpus(tmp_path / "corpus", random_texts(7, 40))
+    upload(corpus, f"{bucket}/corpus")
+    store = Storage(None)
+    store.write_text_atomic(f"{bucket}/other/notes.txt", "not counts")
+    refused = freqgap_count(s3_server.env, tmp_path, "--input", f"{bucket}/corpus",
+                            "--out", f"{bucket}/other")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "is not a freqgap counts directory" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert store.list_names(f"{bucket}/other") == ["notes.txt"]
