@@ -1,4 +1,5 @@
-"""Build hook: ship the checkout's conf/ and sql/ inside the wheel as freqgap/_data/.
+"""Build hook: ship the checkout's conf/, sql/, sample corpus and demo model inside the
+wheel as freqgap/_data/ (the defaults of `freqgap count` and `freqgap demo` name them).
 
 The top-level conf/ and sql/ stay the one source of truth (nothing is copied into the
 source tree); `freqgap.paths` reads them from the checkout when it is there, else from
@@ -11,11 +12,11 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = ("conf", "sql")
+SHIPPED = ("conf", "sql", "data/sample", "models/demo")   # freqgap.paths reads them
 
 
 class BuildPyWithData(build_py):
-    """build_py, plus conf/** and sql/** copied to <build>/freqgap/_data/."""
+    """build_py, plus every SHIPPED tree copied to <build>/freqgap/_data/<same path>."""
 
     def run(self):
         super().run()

@@ -25,6 +25,23 @@ def format_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+def format_amount(value: float) -> str:
+    """A whole count as an integer (`400`, `1,982`), a fractional one (MB) with one decimal."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.1f}"
+
+
+def format_rate(per_second: float, unit: str) -> str:
+    """`12.3 prompts/s` (three significant digits), or, below one unit a second, how long
+    one unit takes (`4m10s per step`): a reader of a slow stage wants that, not `0.004/s`."""
+    if per_second <= 0:
+        return f"? {unit}/s"
+    if per_second >= 1:
+        return f"{per_second:,.3g} {unit}/s" if per_second < 1000 else f"{per_second:,.0f} {unit}/s"
+    return f"{format_duration(1 / per_second)} per {unit.rstrip('s') or unit}"
+
+
 class Progress:
     """Tracks done/total units and prints `label done/total unit, rate, ETA` lines."""
 
@@ -56,11 +73,10 @@ class Progress:
 
     def line(self, extra: str = "") -> str:
         """The text of one progress line."""
-        done = self.done / self.scale
-        total = "?" if self.total is None else f"{self.total / self.scale:,.1f}"
+        total = "?" if self.total is None else format_amount(self.total / self.scale)
         pct = "" if not self.total else f" ({100 * self.done / self.total:.0f}%)"
-        text = (f"[{self.label}] {done:,.1f}/{total} {self.unit}{pct}, "
-                f"{self.rate() / self.scale:,.2f} {self.unit}/s, "
+        text = (f"[{self.label}] {format_amount(self.done / self.scale)}/{total} {self.unit}"
+                f"{pct}, {format_rate(self.rate() / self.scale, self.unit)}, "
                 f"ETA {format_duration(self.eta())}, elapsed {format_duration(self.clock() - self.start)}")
         return f"{text}, {extra}" if extra else text
 

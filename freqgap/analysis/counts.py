@@ -30,7 +30,8 @@ def word_frequencies(counts_dir: str | Path) -> list[tuple[str, int]]:
 
 
 def plot_counts(counts_dir: str | Path, out_png: str | Path) -> Path:
-    """Two panels: log-log rank-frequency of numbers (with 0-99 marked), word counts."""
+    """Two panels: log-log rank-frequency of numbers (with 0-99 marked), word counts as
+    dots on a log axis (a word never seen is drawn at 1)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -48,7 +49,11 @@ def plot_counts(counts_dir: str | Path, out_png: str | Path) -> Path:
     left.set_title("Number terms: rank vs frequency")
     left.legend()
     if words:
-        right.barh([w for w, _ in words][::-1], [c for _, c in words][::-1], color="tab:green")
+        # a dot per word: a bar's length means nothing on a log axis (where would it start?)
+        names, counts = [w for w, _ in words][::-1], [c for _, c in words][::-1]
+        right.plot([max(c, 1) for c in counts], range(len(names)), "o", color="tab:green")
+        right.set_yticks(range(len(names)), names)
+        right.grid(axis="x", which="major", alpha=0.3)
     right.set_xscale("log")
     right.set_xlabel("ω (occurrences)")
     right.set_title("Vocabulary words")

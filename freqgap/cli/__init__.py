@@ -19,6 +19,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "count": ("freqgap.cli.count", "exact counts of numbers, words and their windowed pairs "
                                    "and triples in a corpus (Spark)"),
+    "count-report": ("freqgap.cli.count_report", "the top number terms and a plot of what "
+                                                 "`count` counted"),
     "instances": ("freqgap.cli.instances", "task instances, term sets and few-shot prompts "
                                            "from the counts"),
     "predict": ("freqgap.cli.predict", "greedy few-shot answers of a causal LM to the prompts"),
@@ -73,6 +75,9 @@ def build_parser(command: str | None = None, all_commands: bool = False):
     from freqgap import __version__
     parser.add_argument("--version", action="version", version=f"freqgap {__version__}",
                         help="print the version and exit")
+    parser.add_argument("--online", dest="_global_online", action="store_true",
+                        help="let Hugging Face libraries use the network (default: offline, "
+                             "models from the local cache; also: FREQGAP_ONLINE=1)")
     parser.add_argument("--conf", dest="_global_conf", metavar="DIR",
                         help="directory of YAML files that replace those of the same name in "
                              "the default conf/ (also: $FREQGAP_CONF); also accepted after "
@@ -116,9 +121,11 @@ def _conf_option(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `freqgap` console script and of the `jobs/*.py` shims."""
     from freqgap.cli.common import apply_conf_dir
+    from freqgap.cli.offline import apply_offline
     from freqgap.errors import FreqgapError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    apply_offline(argv)                # before any Hugging Face library is imported
     command = _chosen(argv)
     prog = f"freqgap {command}" if command else "freqgap"
     try:

@@ -129,7 +129,11 @@ def add_revision(p: argparse.ArgumentParser) -> None:
 
 
 def add_device(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", help="cpu, cuda, cuda:1 … (default: cuda when available)")
+    """--device, checked against what the installed torch can use while parsing."""
+    from freqgap.cli.devices import device_name
+
+    p.add_argument("--device", type=device_name,
+                   help="cpu, cuda, cuda:1, mps … (default: cuda when available)")
 
 
 def add_dtype(p: argparse.ArgumentParser) -> None:
@@ -147,13 +151,16 @@ def add_progress_interval(p: argparse.ArgumentParser, default: float = 10.0) -> 
 
 
 def common_parent(nested: bool = False) -> argparse.ArgumentParser:
-    """--conf and --verbose, accepted by every subcommand. A nested subcommand (`suite
+    """--conf, --online and --verbose, accepted by every subcommand. A nested subcommand (`suite
     neqa`) gets them without defaults, so it does not undo `freqgap suite --verbose neqa`."""
     default = argparse.SUPPRESS if nested else None
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("--conf", metavar="DIR", default=default,
                         help="directory of YAML files that replace those of the same name in "
                              "the default conf/ (also: $FREQGAP_CONF)")
+    parent.add_argument("--online", action="store_true", default=default if nested else False,
+                        help="let Hugging Face libraries download models (default: offline; "
+                             "also: FREQGAP_ONLINE=1)")
     parent.add_argument("--verbose", action="store_true",
                         default=default if nested else False,
                         help="show libraries' logs (Spark INFO, transformers) as well")

@@ -1,8 +1,8 @@
 """Count numbers, vocabulary words and their windowed pairs and triples (SPEC §2) in JSON
 Lines / Parquet corpora into Parquet: exact int64 counts, identical for any partitioning.
 
-Defaults come from conf/terms.yaml; with no arguments the bundled sample corpus
-(data/sample) is counted in local mode into out/counts. On a cluster, the same command is
+Defaults come from conf/terms.yaml; with no arguments the bundled sample corpus (shipped
+with the package, so from any directory) is counted in local mode into out/counts. On a cluster, the same command is
 `spark-submit --master URL jobs/count_terms.py [options]`.
 """
 
@@ -22,10 +22,11 @@ def _terms_conf() -> dict:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     conf = _terms_conf()
-    p.add_argument("--input", type=str_list, default=["data/sample"], metavar="PATH,PATH,…",
+    p.add_argument("--input", type=str_list, metavar="PATH,PATH,…",
                    help="comma-separated input files, directories (recursive) or globs: .jsonl, "
                         ".jsonl.zst, .jsonl.gz, .parquet; local paths or s3://, s3a://, gs://, "
-                        "hdfs:// URIs")
+                        "hdfs:// URIs (default: the bundled sample corpus, shipped with the "
+                        "package)")
     add_out(p, "out/counts", "unigrams/, pairs/, triples/ and _manifest.json (local path or "
                              "Hadoop URI)")
     p.add_argument("--window", type=positive_int, metavar="W",
@@ -158,6 +159,9 @@ def options_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from freqgap.paths import SAMPLE_CORPUS_DIR
+
+    args.input = args.input or [str(SAMPLE_CORPUS_DIR)]   # found from any directory
     from freqgap.runtime.blas_threads import single_threaded_blas
     from freqgap.outdir import claim
 

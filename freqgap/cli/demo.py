@@ -11,8 +11,9 @@ from freqgap.cli.common import add_device, add_out, add_progress_interval
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", default="data/sample", metavar="PATH",
-                   help="corpus to count (files, directory or glob)")
+    p.add_argument("--corpus", metavar="PATH",
+                   help="corpus to count (files, directory or glob; default: the bundled "
+                        "sample corpus, shipped with the package)")
     p.add_argument("--work", default="out", metavar="DIR",
                    help="directory of counts/, instances/, predictions/ and reports/")
     add_out(p, "results", "the gaps stage's tables, plots, freqgap.duckdb")
@@ -33,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from freqgap.outdir import claim_each
     from freqgap.workflows.demo import DemoOptions, run_demo
 
+    from freqgap.paths import SAMPLE_CORPUS_DIR
+
+    args.corpus = args.corpus or str(SAMPLE_CORPUS_DIR)     # found from any directory
     if "://" not in args.corpus and not any(c in args.corpus for c in "*?["):
         existing_path("--corpus", args.corpus)
     with claim_each(("--work", args.work), ("--out", args.out)):   # one demo per directory

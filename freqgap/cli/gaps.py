@@ -88,11 +88,13 @@ def options_from_args(args: argparse.Namespace, **extra):
 
 
 def run(args: argparse.Namespace) -> int:
+    opts = options_from_args(args)
+    opts.check_predictions_pattern()        # before the stage's modules load
+
     from freqgap.gaps.run import input_paths, result_settings, run_gaps
     from freqgap.analysis.gaps import summary_text
     from freqgap.outdir import claim
 
-    opts = options_from_args(args)
     # one run per output directory, never over another result or an input (freqgap/outdir.py)
     with claim(opts.path(opts.results), stage="gaps", inputs=input_paths(opts),
                settings=result_settings(opts), force=args.force):

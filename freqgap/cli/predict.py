@@ -74,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
     from freqgap.inference.shards import merge_shards
 
     name = args.name or model_label(args.model)
+    if args.merge is None:
+        from freqgap.cli.model_check import cached_or_refuse
+
+        cached_or_refuse(args.model, args.revisions or [args.revision])
     options = dict(device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                    chunk_size=args.chunk_size, reuse_prefix=not args.no_prefix_reuse,
                    max_new_tokens=args.max_new_tokens, force=args.force,

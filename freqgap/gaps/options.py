@@ -51,6 +51,27 @@ class GapsOptions:
         every other command's paths."""
         return Path(value).expanduser()
 
+    def check_predictions_pattern(self) -> None:
+        """A folder holding prediction folders (`mypred`, not `mypred/*/`) is named as
+        such, with the glob that selects them, before its missing manifest is reported
+        as an unfinished stage."""
+        import glob
+
+        from freqgap.errors import UsageError
+        from freqgap.manifest import MANIFEST_NAME
+
+        for match in sorted(glob.glob(str(self.path(self.predictions)))):
+            folder = Path(match)
+            if not folder.is_dir() or (folder / MANIFEST_NAME).exists():
+                continue
+            inner = sorted(p.parent.name for p in folder.glob(f"*/{MANIFEST_NAME}"))
+            if inner:
+                shown = ", ".join(inner[:3]) + (", …" if len(inner) > 3 else "")
+                raise UsageError(
+                    f"--predictions {self.predictions}: {folder} holds prediction folders "
+                    f"({shown}), not predictions itself; pass them with a glob: "
+                    f"--predictions '{folder}/*/'")
+
     def validate(self) -> "GapsOptions":
         """Reject settings that would give a meaningless Δ, naming the setting."""
         if self.binning not in BINNINGS:

@@ -114,8 +114,7 @@ def prompt_rows(task: str, instances: list[Instance], grid: Grid, shot_template:
                 test_template: str) -> Iterator[dict[str, Any]]:
     """Prompt rows of one task over the grid's (k, seed) combinations."""
     for k in grid.ks:
-        seeds = grid.seeds[:1] if (k == 0 and grid.zero_shot_first_seed_only) else grid.seeds
-        for seed in seeds:
+        for seed in grid.seeds_for(k):
             shots = draw_shots(instances, task, seed, k)
             prefix = "".join(shot_text(shot_template, s) for s in shots)
             shot_ids = [s.instance_id for s in shots]

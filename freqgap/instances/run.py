@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 import pyarrow as pa
@@ -18,9 +18,9 @@ from freqgap.config import load_conf
 from freqgap.contract import count_settings
 from freqgap.instances.build import (PROMPT_SCHEMA, instances_table, make_instances,
                                      prompt_rows, terms_table)
-from freqgap.instances.operands import select_x1
+from freqgap.instances.operands import CountsError, select_x1
 from freqgap.instances.tasks import CONF_NAME, Grid, load_tasks
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, now_iso,
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records, now_iso,
                               read_manifest, write_manifest)
 from freqgap.progress import Progress
 
@@ -33,8 +33,15 @@ def _tmp(path: Path) -> Path:
 
 def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
                         conf: dict[str, Any] | None = None,
-                        progress_interval: float = 10.0) -> dict[str, Any]:
-    """Write instances/ for `grid` from a finished counts/ directory; returns the manifest."""
+                        progress_interval: float = 10.0, skip_unbuildable: bool = False,
+                        on_plan: Callable[[dict[str, list], dict[str, str]], None] | None = None,
+                        ) -> dict[str, Any]:
+    """Write instances/ for `grid` from a finished counts/ directory; returns the manifest.
+
+    `skip_unbuildable`: a task the counts cannot give operands for is left out (recorded
+    with its reason in the manifest's totals.skipped) instead of stopping the run.
+    `on_plan(instances by task, skipped)` is called before any prompt is written (the CLI
+    prints the number of prompts and the predict time they will take)."""
     started = now_iso()
     counts_dir, out_dir = Path(counts_dir), Path(out_dir)
     counts_manifest = read_manifest(counts_dir, stage="count_terms")
@@ -45,19 +52,31 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
     (out_dir / MANIFEST_NAME).unlink(missing_ok=True)
 
     con = duckdb.connect()
-    selected = {name: select_x1(con, counts_dir, tasks[name], vocab) for name in grid.tasks}
+    selected, skipped = {}, {}
+    for name in grid.tasks:
+        try:
+            selected[name] = select_x1(con, counts_dir, tasks[name], vocab)
+        except CountsError as exc:
+            if not skip_unbuildable:
+                raise
+            skipped[name] = str(exc)
     con.close()
+    if not selected:
+        raise CountsError(f"{counts_dir}: no task of the grid can be built from these counts: "
+                          + "; ".join(skipped.values()))
+    built = {name: make_instances(tasks[name], x1) for name, x1 in selected.items()}
+    if on_plan is not None:
+        on_plan(built, skipped)
 
     paths = {name: out_dir / name for name in FILES}
     inst_tables, term_tables = [], []
     totals: dict[str, Any] = {"instances": {}, "prompts": {}}
-    progress = Progress("instances", total=len(grid.tasks), unit="tasks",
+    progress = Progress("instances", total=len(built), unit="tasks",
                         interval=progress_interval)
     writer = pq.ParquetWriter(_tmp(paths["prompts.parquet"]), PROMPT_SCHEMA, compression="zstd")
     try:
-        for name in grid.tasks:
+        for name, insts in built.items():
             task = tasks[name]
-            insts = make_instances(task, selected[name])
             inst_tables.append(instances_table(insts))
             term_tables.append(terms_table(task, insts))
             n_prompts, batch = 0, []
@@ -83,6 +102,7 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
         os.replace(_tmp(path), path)
     totals["instances_all"] = sum(totals["instances"].values())
     totals["prompts_all"] = sum(totals["prompts"].values())
+    totals["skipped"] = skipped             # task -> why the counts cannot build it
     config = {"grid": {"tasks": list(grid.tasks), "ks": list(grid.ks), "seeds": list(grid.seeds),
                        "max_test_items": grid.max_test_items,
                        "zero_shot_first_seed_only": grid.zero_shot_first_seed_only},
@@ -96,6 +116,7 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
     manifest = build_manifest("instances", config, inputs, totals, started,
                               upstream={"counts": counts_manifest["fingerprint"],
                                         "counts_dir": str(counts_dir)},
-                              counts_settings=count_settings(counts_manifest["config"]))
+                              counts_settings=count_settings(counts_manifest["config"]),
+                              files=dataset_records(out_dir))
     write_manifest(out_dir, manifest)
     return manifest

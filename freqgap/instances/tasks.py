@@ -66,6 +66,11 @@ class Grid:
     max_test_items: int | None = None
     zero_shot_first_seed_only: bool = True
 
+    def seeds_for(self, k: int) -> tuple[int, ...]:
+        """The seeds of k shots: the first one only for k = 0 when zero-shot prompts do not
+        depend on the seed (zero_shot_first_seed_only)."""
+        return self.seeds[:1] if (k == 0 and self.zero_shot_first_seed_only) else self.seeds
+
 
 def _err(where: str, msg: str) -> ConfigError:
     return ConfigError(f"conf/{CONF_NAME}.yaml: {where}: {msg}")

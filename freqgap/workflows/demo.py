@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from freqgap.paths import SAMPLE_CORPUS_DIR
+
 
 @dataclass
 class DemoOptions:
     """Where the demo reads and writes; the defaults are `make demo`'s."""
 
-    corpus: str = "data/sample"
+    corpus: str = str(SAMPLE_CORPUS_DIR)  # shipped with the package: any directory works
     work: Path = Path("out")              # counts/, instances/, predictions/, reports/
     results: Path = Path("results")       # the gaps stage's output
     model: str = "demo"                   # alias of conf/models.yaml
