@@ -56,6 +56,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from cputime import become_subreaper, descendants, process_table, run_measured  # noqa: E402
 from intervals import interval_of  # noqa: E402
 from realtext import ensure_realtext  # noqa: E402
+from results_md import RESULTS, source_commit, write_section  # noqa: E402
 
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.counting.job import balanced_bins  # noqa: E402
@@ -303,18 +304,6 @@ def pile_projection(rate: float, spread_cost: float) -> str:
             f"rate of {rate:,.1f} MB per CPU-second: {PILE_MB / rate / 3600:,.1f} CPU-hours; {how}.")
 
 
-def source_commit() -> str:
-    """The checkout's commit, with "+changes" when files differ from it ("unknown" outside git)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+changes" if dirty else "")
-
-
 def cpu_description() -> str:
     """The CPU the figures were measured on (they depend on it: this VM's host changes), and
     whether numpy's AVX-512 sorts were set aside (freqgap.runtime.numpy_sorts)."""
@@ -326,6 +315,116 @@ def cpu_description() -> str:
     return (f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')}, model "
             f"{fields.get('model', '?')}); numpy's sorts: "
             + (f"AVX-512 set aside ({sorts})" if sorts else "numpy's own choice"))
+
+
+def report_lines(sitting: dict) -> list[str]:
+    """The sitting as Markdown: the table of rates, the goals' per-round ratios, the fixed
+    costs and the Pile projection. Made from the sitting's JSON alone, so that a stored
+    sitting can be written again (--from-sitting). Sittings before these keys were stored
+    ran with the defaults (local[2], 3 runs, 5 rounds)."""
+    results = sitting["results"]
+    cores, runs, rounds = sitting.get("cores", 2), sitting.get("runs", 3), sitting.get("rounds", 5)
+    window_rounds = sitting.get("window_rounds", len(results["real text|big"]["w10_cost"]))
+    corpora = list(dict.fromkeys(key.split("|")[0] for key in results))
+    real = sitting["realtext"]
+    load = sitting["load_average"]
+    lines_out = [
+        f"local[{cores}]; load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end (other "
+        f"work may share the machine: rates are per CPU-second). Medians of {runs} ({rounds} for the "
+        f"alternating warm job and task code, {window_rounds} for W = 10 beside W = 5).",
+        "",
+        f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
+        + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
+        "",
+        "| corpus, layout | cold run, `spark-submit` | cold run, `freqgap count` | warm job "
+        f"| task code, numba | task code, numba, {cores} at once | task code, numpy | Python reference "
+        "| zstd -dc |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, r in results.items():
+        name, layout = key.split("|")
+        ref = r["reference"]
+        cell = lambda v: f"{v:,.1f} ({v / ref:,.1f}x)"  # noqa: E731
+        lines_out.append(f"| {name}, {r['files']} files of {r['mb'] / r['files']:,.0f} MB | {cell(r['cold'])} "
+                         f"| {cell(r['cold_py'])} | {cell(r['warm'])} | {cell(r['task_numba'])} "
+                         f"| {cell(r['task_parallel'])} | {cell(r['task_numpy'])} "
+                         f"| {ref:,.1f} (1x) | {cell(r['zstd'])} |")
+    lines_out += ["", "MB of JSON Lines per CPU-second (all processes), and in brackets as a multiple of "
+                  "the plain Python reference on the same corpus (measured in the same rounds as the "
+                  "cold runs).", ""]
+    for key, r in results.items():
+        name, layout = key.split("|")
+        lines_out.append(
+            f"- cold runs, {name}, {r['files']} files: `spark-submit` {spread_of(r['cold_vs_reference'], '.2f', 'x')}, "
+            f"`freqgap count` {spread_of(r['cold_py_vs_reference'], '.2f', 'x')} the reference per round "
+            f"(the reference and the two cold runs, each round starting one place further along; "
+            f"{r['cold_py_cpu']:,.1f} CPU-s, "
+            f"{r['cold_py_wall']:,.1f} s wall for `freqgap count`).")
+    for name in corpora:
+        r = results[f"{name}|big"]
+        small = results[f"{name}|small"]
+        t5, t10 = r["totals"], r["totals_w10"]
+        lines_out.append(
+            f"- {name}: W=10 costs {r['w10_ratio_of_medians']:,.2f}x the CPU of W=5 (warm job, {r['files']} files, "
+            f"median CPU of all {len(r['w10_cost'])} rounds of each; "
+            f"per round {spread_of(r['w10_cost'], '.2f', 'x')} over {len(r['w10_cost'])} rounds, "
+            f"{interval_of(r['w10_cost'], '.2f', 'x')}, "
+            f"{sum(x <= 1.3 for x in r['w10_cost'])} rounds at or under 1.3x; user CPU alone, per round "
+            f"{spread_of(r['w10_user_cost'], '.2f', 'x')}; kernel CPU-s a run, W=5 "
+            f"{spread_of(r['kernel_cpu'][''], '.2f')}, W=10 {spread_of(r['kernel_cpu']['_w10'], '.2f')}), "
+            f"task code {r['task_numba'] / r['task_numba_w10']:,.2f}x; "
+            f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
+            f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
+            f"{r['warm'] / r['task_parallel']:.0%} of the task code's rate on as many cores ({r['files']} files; "
+            f"per round {spread_of(r['warm_share'], '.0%')}), "
+            f"{small['warm'] / small['task_parallel']:.0%} ({small['files']} files; "
+            f"per round {spread_of(small['warm_share'], '.0%')}); the task code "
+            f"{cores} at once runs at {r['task_parallel'] / r['task_numba']:.0%} of its rate alone "
+            f"({r['files']} files), {small['task_parallel'] / small['task_numba']:.0%} ({small['files']} files). "
+            f"Lines spread over {2 * cores} partitions (what a file bigger than a core's share "
+            f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
+    compile_cold, compile_warm = sitting["numba_compile_cpu_s"]
+    lines_out += [
+        "",
+        f"Fixed costs: a cold run on a 2,000-line file {sitting['fixed_cpu_s']:,.1f} CPU-s, "
+        f"{sitting['fixed_wall_s']:,.1f} s wall with spark-submit, {sitting['fixed_freqgap_count_cpu_s']:,.1f} "
+        f"CPU-s, {sitting['fixed_freqgap_count_wall_s']:,.1f} s wall with freqgap count "
+        f"(JVM and Python start, session, planning, commit); numba compiling the finder in a fresh "
+        f"process {compile_cold:,.1f} CPU-s with an empty cache, {compile_warm:,.1f} CPU-s with it cached "
+        f"(import and load included); starting this process's Spark session {sitting['session_start_s']:,.1f} s wall.",
+        "",
+        pile_projection(results["real text|big"]["warm"],
+                        results["real text|big"]["warm"] / results["real text|big"]["warm_spread"]),
+    ]
+    return lines_out
+
+
+def write_results(sitting: dict, path: Path = RESULTS) -> Path:
+    """The sitting as bench/RESULTS.md's counting section (the other sections kept)."""
+    cores = sitting.get("cpu_count")
+    where = sitting["cpu"] + (f", {cores} cores" if cores else "")
+    return write_section("count", "Counting (`make bench-count`)", report_lines(sitting),
+                         command="make bench-count", machine=where, commit=sitting["commit"],
+                         started=sitting["started"], path=path)
+
+
+def from_sitting(path: Path, results: Path = RESULTS) -> int:
+    """Write RESULTS.md's counting section again from a stored sitting (no measuring)."""
+    try:
+        sitting = json.loads(path.read_text())
+        if not isinstance(sitting, dict):
+            raise TypeError("a JSON object")
+        written = write_results(sitting, results)
+    except (OSError, ValueError) as exc:
+        print(f"bench_count: {path}: cannot read it as a sitting ({exc}); pass the JSON that "
+              "`make bench-count` writes beside its report (bench/results/count.json)", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, IndexError) as exc:
+        print(f"bench_count: {path}: not a full bench_count sitting (missing or malformed {exc}); pass "
+              "the JSON of a sitting without --quick", file=sys.stderr)
+        return 2
+    print(f"bench: {written}")
+    return 0
 
 
 def main() -> int:
@@ -340,7 +439,12 @@ def main() -> int:
                     help="rounds of the warm W=10 job beside W=5 (2 files): the main rounds, then "
                     "pairs of the two alone, in alternating order, up to this many")
     ap.add_argument("--report", default=str(REPO / "bench" / "results" / "count.md"))
+    ap.add_argument("--from-sitting", type=Path, metavar="JSON",
+                    help="measure nothing: write bench/RESULTS.md's counting section from a stored "
+                    "sitting (the .json beside --report)")
     args = ap.parse_args()
+    if args.from_sitting:
+        return from_sitting(args.from_sitting)
     runs = 1 if args.quick else 3
     rounds = 1 if args.quick else 5          # of the alternating warm job / task code runs
     window_rounds = rounds if args.quick else max(rounds, args.window_rounds)
@@ -462,90 +566,23 @@ def main() -> int:
                   flush=True)
     spark.stop()
 
-    lines_out = [
-        f"Machine: {cpu_description()}, {os.cpu_count()} cores, local[{args.cores}]; load average {load_start[0]:.1f} at start, "
-        f"{os.getloadavg()[0]:.1f} at the end (other work shares the machine: rates are per CPU-second). "
-        f"Medians of {runs} ({rounds} for the alternating warm job and task code, {window_rounds} for "
-        f"W = 10 beside W = 5).",
-        f"Real text: {real['json_lines_mb']:,.0f} MB of JSON Lines, {real['documents']:,} documents from "
-        + ", ".join(f"{p} {v}" for p, v in real["packages"].items()) + " (Debian 12).",
-        "",
-        "| corpus, layout | cold run, `spark-submit` | cold run, `freqgap count` | warm job "
-        f"| task code, numba | task code, numba, {args.cores} at once | task code, numpy | Python reference "
-        "| zstd -dc |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for key, r in results.items():
-        name, layout = key.split("|")
-        ref = r["reference"]
-        cell = lambda v: f"{v:,.1f} ({v / ref:,.1f}x)"  # noqa: E731
-        lines_out.append(f"| {name}, {r['files']} files of {r['mb'] / r['files']:,.0f} MB | {cell(r['cold'])} "
-                         f"| {cell(r['cold_py'])} | {cell(r['warm'])} | {cell(r['task_numba'])} "
-                         f"| {cell(r['task_parallel'])} | {cell(r['task_numpy'])} "
-                         f"| {ref:,.1f} (1x) | {cell(r['zstd'])} |")
-    lines_out += ["", "MB of JSON Lines per CPU-second (all processes), and in brackets as a multiple of "
-                  "the plain Python reference on the same corpus (measured in the same rounds as the "
-                  "cold runs).", ""]
-    for key, r in results.items():
-        name, layout = key.split("|")
-        lines_out.append(
-            f"- cold runs, {name}, {r['files']} files: `spark-submit` {spread_of(r['cold_vs_reference'], '.2f', 'x')}, "
-            f"`freqgap count` {spread_of(r['cold_py_vs_reference'], '.2f', 'x')} the reference per round "
-            f"(the reference and the two cold runs, each round starting one place further along; "
-            f"{r['cold_py_cpu']:,.1f} CPU-s, "
-            f"{r['cold_py_wall']:,.1f} s wall for `freqgap count`).")
-    for name in corpora:
-        r = results[f"{name}|big"]
-        t5, t10 = r["totals"], r["totals_w10"]
-        lines_out.append(
-            f"- {name}: W=10 costs {r['w10_ratio_of_medians']:,.2f}x the CPU of W=5 (warm job, 2 files, "
-            f"median CPU of all {len(r['w10_cost'])} rounds of each; "
-            f"per round {spread_of(r['w10_cost'], '.2f', 'x')} over {len(r['w10_cost'])} rounds, "
-            f"{interval_of(r['w10_cost'], '.2f', 'x')}, "
-            f"{sum(x <= 1.3 for x in r['w10_cost'])} rounds at or under 1.3x; user CPU alone, per round "
-            f"{spread_of(r['w10_user_cost'], '.2f', 'x')}; kernel CPU-s a run, W=5 "
-            f"{spread_of(r['kernel_cpu'][''], '.2f')}, W=10 {spread_of(r['kernel_cpu']['_w10'], '.2f')}), "
-            f"task code {r['task_numba'] / r['task_numba_w10']:,.2f}x; "
-            f"{t5['term_occurrences'] / max(t5['tokens'], 1):.2%} of tokens are terms; triple occurrences "
-            f"{t5['triple_occurrences']:,} -> {t10['triple_occurrences']:,}. Warm job "
-            f"{r['warm'] / r['task_parallel']:.0%} of the task code's rate on as many cores (2 files; per round "
-            f"{spread_of(r['warm_share'], '.0%')}), "
-            f"{results[f'{name}|small']['warm'] / results[f'{name}|small']['task_parallel']:.0%} (24 files; "
-            f"per round {spread_of(results[f'{name}|small']['warm_share'], '.0%')}); the task code "
-            f"{args.cores} at once runs at {r['task_parallel'] / r['task_numba']:.0%} of its rate alone "
-            f"(2 files), {results[f'{name}|small']['task_parallel'] / results[f'{name}|small']['task_numba']:.0%} "
-            f"(24 files). "
-            f"Lines spread over {2 * args.cores} partitions (what a file bigger than a core's share "
-            f"gets): {r['warm_spread']:,.1f} MB per CPU-second, {r['warm'] / r['warm_spread']:.2f}x the CPU.")
-    lines_out += [
-        "",
-        f"Fixed costs: a cold run on a 2,000-line file {fixed_cpu:,.1f} CPU-s, {fixed_wall:,.1f} s wall "
-        f"with spark-submit, {fixed_py_cpu:,.1f} CPU-s, {fixed_py_wall:,.1f} s wall with freqgap count "
-        f"(JVM and Python start, session, planning, commit); numba compiling the finder in a fresh "
-        f"process {compile_cold:,.1f} CPU-s with an empty cache, {compile_warm:,.1f} CPU-s with it cached "
-        f"(import and load included); starting this process's Spark session {session_s:,.1f} s wall.",
-        "",
-        pile_projection(results["real text|big"]["warm"],
-                        results["real text|big"]["warm"] / results["real text|big"]["warm_spread"]),
-    ]
-    report = "\n".join(lines_out)
+    sitting = {
+        "results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
+        "fixed_freqgap_count_cpu_s": fixed_py_cpu, "fixed_freqgap_count_wall_s": fixed_py_wall,
+        "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
+        "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description(),
+        "cpu_count": os.cpu_count(), "cores": args.cores, "runs": runs, "rounds": rounds,
+        "window_rounds": window_rounds, "started": started, "commit": source_commit(),
+        "quick": args.quick}
+    report = "\n".join(report_lines(sitting))
     print(report)
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
     Path(args.report).write_text(report + "\n")
-    sitting = json.dumps(
-        {"results": results, "fixed_cpu_s": fixed_cpu, "fixed_wall_s": fixed_wall,
-         "fixed_freqgap_count_cpu_s": fixed_py_cpu, "fixed_freqgap_count_wall_s": fixed_py_wall,
-         "numba_compile_cpu_s": [compile_cold, compile_warm], "session_start_s": session_s,
-         "load_average": [load_start, os.getloadavg()], "realtext": real, "cpu": cpu_description(),
-         "started": started, "commit": source_commit(), "quick": args.quick}, indent=1, default=str)
-    Path(args.report).with_suffix(".json").write_text(sitting)
-    # Every full sitting is kept, in git (bench/sittings/, not the ignored results/): the
-    # README's goals are read from many sittings pooled (bench/pool_count.py), since one
-    # sitting's ratios move with this VM, and the README's figures must be traceable.
+    Path(args.report).with_suffix(".json").write_text(json.dumps(sitting, indent=1, default=str))
+    # A full sitting is the benchmark's result (bench/RESULTS.md); a --quick one measures
+    # too little to stand for the code's speed, so it stays in the ignored report only.
     if not args.quick:
-        kept = REPO / "bench" / "sittings" / f"count-{started.replace(':', '')}.json"
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_text(sitting)
+        print(f"bench: {write_results(sitting)}")
     return 0
 
 

@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from freqgap.counting.documents import iter_documents  # noqa: E402
 from freqgap.counting.indexed import IndexedDataset, write_indexed  # noqa: E402
 from freqgap.counting.order_source import Split, count_splits, decoded_pieces  # noqa: E402
 from freqgap.counting.rules import TermRules  # noqa: E402
 from freqgap.paths import REPO_ROOT, SAMPLE_CORPUS_DIR  # noqa: E402
+from results_md import machine, now_utc, source_commit, write_section  # noqa: E402
 
 PYTHIA_TOKENS = 143_000 * 1024 * 2049
 
@@ -35,6 +37,8 @@ def main() -> int:
     ap.add_argument("--sequences", type=int, default=600, help="2,049-token entries to count")
     args = ap.parse_args()
     from tokenizers import Tokenizer
+
+    started = now_utc()
 
     tok_file = str(REPO_ROOT / "models" / "demo" / "tokenizer.json")
     tok = Tokenizer.from_file(tok_file)
@@ -63,14 +67,22 @@ def main() -> int:
         total_s = time.process_time() - t
     tokens = len(data) * 2049
     rate = tokens / total_s
-    print(f"{len(data)} entries, {tokens:,} tokens, {n_text / 1e6:.1f} MB of decoded text, "
-          f"{sum(b.num_rows for b in batches):,} partial rows")
-    print(f"decode only : {tokens / decode_s / 1e6:.2f} M tokens per CPU-second")
-    print(f"decode+count: {rate / 1e6:.2f} M tokens per CPU-second "
-          f"({n_text / 1e6 / total_s:.1f} MB of text per CPU-second)")
-    print(f"Pythia's {PYTHIA_TOKENS / 1e9:.0f} B training tokens at this rate: "
-          f"{PYTHIA_TOKENS / rate / 3600:,.0f} CPU-hours "
-          f"({PYTHIA_TOKENS / rate / 3600 / 64:,.1f} h on 64 cores)")
+    lines = [
+        f"{len(data)} entries, {tokens:,} tokens, {n_text / 1e6:.1f} MB of decoded text, "
+        f"{sum(b.num_rows for b in batches):,} partial rows.",
+        "",
+        "| step | M tokens per CPU-second |",
+        "|---|---:|",
+        f"| decode only | {tokens / decode_s / 1e6:.2f} |",
+        f"| decode + count | {rate / 1e6:.2f} ({n_text / 1e6 / total_s:.1f} MB of text per CPU-second) |",
+        "",
+        f"Pythia's {PYTHIA_TOKENS / 1e9:.0f} B training tokens at this rate: "
+        f"{PYTHIA_TOKENS / rate / 3600:,.0f} CPU-hours ({PYTHIA_TOKENS / rate / 3600 / 64:,.1f} h on 64 cores).",
+    ]
+    print("\n".join(lines))
+    print(write_section("dynamics", "Counting by training position (`bench/bench_dynamics.py`)", lines,
+                        command=" ".join(["python bench/bench_dynamics.py", *sys.argv[1:]]),
+                        machine=machine(), commit=source_commit(), started=started))
     return 0
 
 

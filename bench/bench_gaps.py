@@ -26,10 +26,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import duckdb  # noqa: E402
 
 from freqgap.progress import Progress  # noqa: E402
+from results_md import machine, now_utc, source_commit, write_section  # noqa: E402
 
 OUT = REPO / "bench" / "out" / "gaps"
 TASKS = ("mult", "add", "hour_min", "year_month")
@@ -179,6 +181,38 @@ def measure(mode: str, counts: Path, grid: Path, args) -> dict:
     return result
 
 
+def results_lines(report: dict) -> list[str]:
+    """The report as bench/RESULTS.md's gaps section: a row per run of the job (and the
+    pandas way), then the fixed cost and the ω look-up's steady rate."""
+    lines = ["| run | pairs rows | DuckDB memory_limit | wall s | peak RSS MB |",
+             "|---|---:|---|---:|---:|"]
+    for label, run in report["runs"].items():
+        rows = f"{run['counts']['pairs']:,}"
+        lines.append(f"| job, {label} | {rows} | {report['memory_limit']} | {run['job']['seconds']:,.1f} "
+                     f"| {run['job']['peak_rss_mb']:,.0f} |")
+        if "job_low_memory" in run:
+            low = run["job_low_memory"]
+            lines.append(f"| job, {label}, low memory | {rows} | {low['memory_limit']} | {low['seconds']:,.1f} "
+                         f"| {low['peak_rss_mb']:,.0f} |")
+        if "baseline_pandas" in run:
+            base = run["baseline_pandas"]
+            lines.append(f"| the study's way (pandas merge, per-key table only), {label} | {rows} | – "
+                         f"| {base['seconds']:,.1f} | {base['peak_rss_mb']:,.0f} |")
+    lines += ["", f"Predictions: {report['prediction_rows'] or 'reused'} rows (the paper's grid for mult "
+              f"and add, two time-unit tasks). Fixed cost (the job on the tiny table): "
+              f"{report['fixed_startup_seconds']:,.1f} s."]
+    if report.get("steady_pairs_rows_per_second"):
+        lines.append(f"The ω look-up's steady rate: {report['steady_pairs_rows_per_second'] / 1e6:,.1f} M "
+                     "pairs rows per second.")
+    ratios = report["runs"].get("compare", {}).get("ratios")
+    if ratios:
+        lines.append(f"Against the study's way on the same table: "
+                     f"{ratios['time_baseline_over_job_per_key_steps']:,.1f}x the time of the job's same "
+                     f"steps, {ratios['time_baseline_over_whole_job']:,.1f}x the whole job's, "
+                     f"{ratios['peak_rss_baseline_over_job']:,.1f}x its peak memory.")
+    return lines
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -205,6 +239,7 @@ def main() -> None:
         print(json.dumps(result))
         return
 
+    started = now_utc()
     grid = args.out / "grid"
     n_preds = generate_grid(grid)
     sizes = {"full": args.rows, "tiny": 1000}
@@ -248,6 +283,10 @@ def main() -> None:
     text = json.dumps(report, indent=2)
     (args.out / "report.json").write_text(text + "\n")
     print(text)
+    print(write_section("gaps", "Gaps (`make bench-gaps`)", results_lines(report),
+                        command="make bench-gaps" + (f" BENCH_GAPS_ARGS='{' '.join(sys.argv[1:])}'"
+                                                     if sys.argv[1:] else ""),
+                        machine=machine(), commit=source_commit(), started=started))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Distribution-free intervals for the median of per-round ratios (bench_count, pool_count).
+"""Distribution-free intervals for the median of per-round ratios (bench_count).
 
 Single rounds of a ratio on the shared development VM move by a third, so whether a goal
 holds is read from the median of many rounds and an interval for it, not from one round.
