@@ -34,11 +34,12 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
                        help="the non-negated questions (enables Task 1/Task 2)")
         p.add_argument("--task2-data", metavar="PATH",
                        help="Task 2's negated questions (the authors' *_normalized file, "
-                            "without the trailing ' ___ ?'; default: DATA's "
-                            "<stem>_normalized sibling when it exists, else DATA)")
+                            "without the trailing ' ___ ?'; default: <stem>_normalized<ext> "
+                            "beside DATA, else refused)")
         p.add_argument("--task2-original", metavar="PATH",
-                       help="Task 2's non-negated questions (default: ORIGINAL's "
-                            "<stem>_normalized sibling when it exists, else ORIGINAL)")
+                       help="Task 2's non-negated questions (default: the authors' "
+                            "<stem>_normalized_nonnegated<ext> beside ORIGINAL, or "
+                            "<ORIGINAL stem>_normalized<ext>, else refused)")
         p.add_argument("--letter-scoring", choices=("top50", "full", "sum"),
                        help="top50: the authors' rule (a letter outside the 50 most likely next "
                             "tokens is absent, then a seeded coin); full: the letters' next-token "

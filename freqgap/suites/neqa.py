@@ -174,6 +174,51 @@ def pair_items(negated: list[Item], original: list[Item], path: str | Path) -> l
     return list(zip(original, negated))
 
 
+# ---------------------------------------------------------------------------- Task 2 files
+NORMALIZED = "_normalized"
+TASK2_FLAGS = "--task2-data and --task2-original"
+
+
+def normalized_names(path: str | Path, data_stem: str) -> list[Path]:
+    """Where the authors' Task 2 file of `path` may sit: `_normalized` inserted right after
+    the dataset's stem, as their release names it (neqa_100_nonnegated.jsonl ->
+    neqa_100_normalized_nonnegated.jsonl), and the other order, `<stem>_normalized<ext>`
+    (neqa_100.jsonl -> neqa_100_normalized.jsonl, where both rules agree)."""
+    p = Path(path)
+    names = []
+    if p.stem.startswith(data_stem + "_") and p.stem != data_stem:
+        names.append(f"{data_stem}{NORMALIZED}{p.stem[len(data_stem):]}{p.suffix}")
+    names.append(f"{p.stem}{NORMALIZED}{p.suffix}")
+    return [p.with_name(n) for n in dict.fromkeys(names)]
+
+
+def _find_normalized(path: str | Path, data_stem: str, role: str) -> Path:
+    """The one existing normalized file of `path`; none or two is an error naming them,
+    never a silent fall-back to the plain file (whose questions end in " ___ ?")."""
+    names = normalized_names(path, data_stem)
+    found = [n for n in names if n.is_file()]
+    if len(found) == 1:
+        return found[0]
+    looked = " or ".join(str(n) for n in names)
+    if found:
+        raise SuiteDataError(f"{path}: two normalized {role} files ({looked}); Task 2 needs "
+                             f"one: pass {TASK2_FLAGS}")
+    raise SuiteDataError(f"{path}: no normalized {role} file for Task 2 (looked for {looked}); "
+                         f"pass {TASK2_FLAGS} (the plain files themselves to run Task 2 on "
+                         "the questions with ' ___ ?')")
+
+
+def task2_files(data: str | Path, original: str | Path, task2_data: str | Path | None = None,
+                task2_original: str | Path | None = None) -> tuple[Path, Path]:
+    """(negated, non-negated) files Task 2 is built from: the flags when given, else the
+    authors' normalized files beside `data` and `original` (found by name, or refused)."""
+    stem = Path(data).stem
+    neg = Path(task2_data) if task2_data else _find_normalized(data, stem, "negated")
+    orig = (Path(task2_original) if task2_original
+            else _find_normalized(original, stem, "non-negated"))
+    return neg, orig
+
+
 # ---------------------------------------------------------------------------- prompts
 def _block(question: str, choices: tuple[str, str]) -> str:
     return f"Question: {question}\nA. {choices[0]}\nB. {choices[1]}\nAnswer:"

@@ -137,16 +137,6 @@ class Suite:
 
 
 # ================================================================================ NeQA
-def normalized_sibling(path: str | Path | None) -> Path | None:
-    """The authors' Task 2 file beside a question file: `<stem>_normalized<suffix>`
-    (the same questions without the trailing " ___ ?"), when it exists."""
-    if path is None:
-        return None
-    p = Path(path)
-    sib = p.with_name(f"{p.stem}_normalized{p.suffix}")
-    return sib if sib.exists() else None
-
-
 def _aligned(items: list[neqa.Item], other: list[neqa.Item], path: str | Path,
              what: str) -> None:
     """`other` must hold the same questions as `items`, line for line (same ids when both
@@ -183,9 +173,7 @@ class NeQASuite(Suite):
         self.task2_files = None
         t2_pairs = None
         if original is not None:
-            t2_neg = Path(task2_data) if task2_data else (normalized_sibling(data) or Path(data))
-            t2_orig = (Path(task2_original) if task2_original
-                       else (normalized_sibling(original) or Path(original)))
+            t2_neg, t2_orig = neqa.task2_files(data, original, task2_data, task2_original)
             self.task2_files = [str(t2_neg), str(t2_orig)]
             neg_items = neqa.load(t2_neg) if t2_neg != Path(data) else items
             _aligned(items, neg_items, t2_neg, "Task 2 questions")
