@@ -1,5 +1,7 @@
 """Shared-prefix key/value caches: which prefix tokens to cache, computing the cache once,
-and copying it into a batch, preallocated for prompt + new tokens and filled in place.
+and (for architectures freqgap.inference.shared_prefix does not cover, and for the
+no-reuse path) copying it into a batch, preallocated for prompt + new tokens and filled
+in place.
 
 Used by greedy generation (freqgap.inference.generate) and next-token scoring
 (freqgap.inference.logprobs). transformers' DynamicCache grows by concatenation: every

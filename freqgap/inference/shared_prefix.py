@@ -27,8 +27,8 @@ from typing import Iterator
 
 import torch
 from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
 
+from freqgap.inference.kvcache import PreallocatedLayer
 from freqgap.inference.prefix_attention import merged_attention
 
 ATTN_NAME = "freqgap_shared_prefix"
@@ -36,40 +36,15 @@ INTERFACE_TYPES = ("gpt_neox", "llama")       # attention through AttentionInter
 OWN_ATTN_TYPES = ("gptj", "gpt_neo")          # attention through the module's `_attn`
 
 
-class SharedPrefixLayer(DynamicLayer):
-    """One layer: the prefix's keys/values (batch 1, shared) and each row's suffix."""
+class SharedPrefixLayer(PreallocatedLayer):
+    """One layer: the prefix's keys/values (batch 1, shared) and each row's suffix in the
+    preallocated buffer; `update` returns the suffix so far."""
 
     def __init__(self, prefix_keys: torch.Tensor, prefix_values: torch.Tensor,
                  batch: int, capacity: int) -> None:
-        super().__init__()
+        super().__init__(batch, capacity)
         self.prefix_keys, self.prefix_values = prefix_keys, prefix_values
         self.prefix_length = prefix_keys.shape[-2]
-        self.batch, self.capacity = batch, capacity
-        self.length = 0
-        self._k = self._v = None
-
-    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
-        self.dtype, self.device = key_states.dtype, key_states.device
-        heads = key_states.shape[1]
-        self._k = torch.empty((self.batch, heads, self.capacity, key_states.shape[-1]),
-                              dtype=key_states.dtype, device=key_states.device)
-        self._v = torch.empty((self.batch, heads, self.capacity, value_states.shape[-1]),
-                              dtype=value_states.dtype, device=value_states.device)
-        self.is_initialized = True
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        """Store the new tokens' keys/values; return the row's suffix so far."""
-        if not self.is_initialized:
-            self.lazy_initialization(key_states, value_states)
-        n = key_states.shape[-2]
-        if self.length + n > self.capacity:
-            raise RuntimeError(f"shared-prefix cache of {self.capacity} suffix tokens overflowed")
-        self._k[:, :, self.length:self.length + n] = key_states
-        self._v[:, :, self.length:self.length + n] = value_states
-        self.length += n
-        self.keys = self._k[:, :, :self.length]
-        self.values = self._v[:, :, :self.length]
-        return self.keys, self.values
 
     def get_seq_length(self) -> int:
         return self.prefix_length + self.length
