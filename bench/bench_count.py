@@ -466,7 +466,7 @@ def main() -> int:
     first = sorted((WORK / "realtext" / "small").glob("*.jsonl.zst"))[0]
     (tiny / "tiny.jsonl").write_bytes(b"".join(l + b"\n" for _, l in zip(range(2000), (x for _, x in iter_lines(str(first))))))
     # Each launcher once, unmeasured: the first run on a machine dumps the driver's class
-    # archive (docs/counting.md, "Start-up costs"); a cold run here is every later one.
+    # archive (docs/performance.md, "Start-up"); a cold run here is every later one.
     for launcher in ("spark-submit", "freqgap"):
         cold_run(tiny, WORK / "out-tiny", args.cores, launcher=launcher)
     wait_for_archives()
