@@ -27,9 +27,6 @@ from freqgap.counting.inputs import BadInputError, InputFile
 from freqgap.counting.kinds import (BYTES, DOCS, LINES, PAIR, SEP, SKIP_EXAMPLES, SKIP_LINE, SKIPS,
                                     SUBSET, TOKENS, TRIPLE, UNIGRAM)
 from freqgap.counting.sources import iter_line_blocks, iter_parquet_texts, newline_count
-from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH
-from freqgap.counting.engines.tokenize import find_terms
-from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
 
 FILE_ERROR_LINE = 0   # line number used for errors that concern a whole file
 PARTIAL_SCHEMA = pa.schema([("kind", pa.string()), ("key", pa.int64()), ("n", pa.int64())])
