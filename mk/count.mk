@@ -12,5 +12,5 @@ count: setup ## spark-submit jobs/count_terms.py $(ARGS) (e.g. ARGS="--input DIR
 	SPARK_HOME=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') \
 	  SPARK_CONF_DIR=conf/spark PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/spark-submit jobs/count_terms.py $(ARGS)
 
-bench-count: setup ## counting benchmark on real text and a generated corpus (ARGS=--quick: one run each)
+bench-count: setup ## counting benchmark on real text and a generated corpus, into bench/RESULTS.md (ARGS=--quick: one run each, not written)
 	$(PY) bench/bench_count.py $(ARGS)
