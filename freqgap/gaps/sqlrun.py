@@ -16,6 +16,7 @@ from freqgap.paths import SQL_DIR
 
 _VAR = re.compile(r"getvariable\('([A-Za-z_][A-Za-z0-9_]*)'\)")
 _VIEW = re.compile(r"CREATE\s+OR\s+REPLACE\s+(?:VIEW|TABLE)\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
+_TABLE = re.compile(r"CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
 
 def sql_literal(value: Any) -> str:
     """A DuckDB literal for a variable value (lists of strings become VARCHAR[])."""
@@ -48,6 +49,25 @@ def statements(sql: str) -> list[str]:
     """Split a file of our SQL into statements (no ';' occurs inside our strings)."""
     body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
     return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def view_comments(sql_dir: Path = SQL_DIR) -> dict[str, str]:
+    """name -> the comment block right above the statement defining it in sql/*.sql
+    (`name:` dropped): the one description of a view, also for `freqgap query --list`."""
+    found: dict[str, str] = {}
+    for path in sorted(sql_dir.glob("*.sql")):
+        comment: list[str] = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            text = line.strip()
+            if text.startswith("--"):
+                comment.append(text[2:].strip())
+                continue
+            match = _VIEW.search(text) or _TABLE.search(text)
+            if match and comment and match.group(1) not in found:
+                name = match.group(1)
+                found[name] = re.sub(rf"^{re.escape(name)}(\s*/[^:]*)?:\s*", "", " ".join(comment))
+            comment = []
+    return found
 
 
 def defined_name(statement: str) -> str | None:
