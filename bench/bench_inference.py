@@ -14,7 +14,8 @@ reaches on this model), and peak memory (GPU: allocated, per run; CPU: the proce
 RSS). Then the answers' agreement with `generate` and between the runs, and projections:
 the paper grid (423,776 prompts) and a Pythia sweep (154 checkpoints x 8 sizes, the paper
 grid each) at the shared path's rate. `--profile` adds torch profiler's top operators
-of one shared-path run. Results go to bench/results/inference.json (`--out`).
+of one shared-path run. The report becomes the `inference` section of bench/RESULTS.md
+(bench/results_md.py: machine and commit named; `--results ''` for none, `--json` too).
 
 Models: `--random-gptj 6b` (GPT-J-6B's architecture, random weights: the GPU check),
 `--random-gptj 384x6` (a 384-wide, 6-layer GPT-J: the CPU figure), `--model` an alias or
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
 import resource
 import statistics
 import sys
@@ -45,6 +46,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import torch  # noqa: E402
+
+from results_md import RESULTS as RESULTS_MD  # noqa: E402
+from results_md import machine, now_utc, source_commit, write_section  # noqa: E402
 
 from freqgap.config import load_conf  # noqa: E402
 from freqgap.instances import build_instances_dir, resolve_grid  # noqa: E402
@@ -62,7 +66,6 @@ PYTHIA_CHECKPOINTS, PYTHIA_SIZES = 154, 8
 RUNS = ("shared", "copies", "study", "generate")
 GPTJ_SIZES = {"6b": {}, "384x6": dict(n_embd=384, n_layer=6, n_head=6, rotary_dim=32,
                                       initializer_range=0.2)}
-RESULTS = ROOT / "bench" / "results" / "inference.json"
 
 
 def build_bench_model(directory: Path, tok=None) -> Path:
@@ -185,12 +188,55 @@ def profile_top(call: Callable[[], object], device: str, rows: int = 15) -> str:
     return prof.key_averages().table(sort_by=key, row_limit=rows)
 
 
+def device_name(device: str) -> str:
+    """The GPU's name, or the CPU's (results_md.machine)."""
+    if device.startswith("cuda"):
+        return f"{torch.cuda.get_device_name(device)}, {os.cpu_count()} CPU cores"
+    return machine()
+
+
+def report_lines(args, model_name: str, lm, n: int, new_suffix: int, load_s: float,
+                 probe: tuple[int, int, float], results: dict, agree: dict,
+                 fast: float, grid_min: float, sweep_days: float) -> list[str]:
+    """The report, in Markdown: printed, and the section of bench/RESULTS.md."""
+    pb, pt, rate = probe
+    gpu = args.device.startswith("cuda")
+    lines = [f"Model: {model_name} ({lm.architecture}, {lm.num_parameters / 1e6:.1f}M "
+             f"parameters, {lm.device}, {lm.dtype}, torch {torch.__version__}, "
+             f"{torch.get_num_threads()} CPU threads). Prompts: {n} (mult, k={args.k}, one "
+             f"seed), {new_suffix / n:.1f} tokens a prompt beyond the shared prefix; "
+             f"{args.repeats} alternating repeats after a warm-up, medians; model ready in "
+             f"{load_s:.2f} s.", "",
+             f"Forward probe ({pb} x {pt} tokens, no cache): {rate:,.0f} tokens/s "
+             f"({2 * lm.num_parameters * rate / 1e12:.2f} TFLOP/s at 2N FLOP a token).", "",
+             "| run | prompts/s | new tokens/s | of the probe's rate | "
+             + ("peak GPU GB (allocated)" if gpu else "peak RSS GB (process)")
+             + " | x generate | answers = generate |", "|---|---:|---:|---:|---:|---:|---:|"]
+    gen = results.get("generate", {}).get("prompts_per_s")
+    for name, r in results.items():
+        ratio = f"{r['prompts_per_s'] / gen:.1f}x" if gen else "-"
+        lines.append(f"| {r['label']} | {r['prompts_per_s']:,.1f} | "
+                     f"{r['new_tokens_per_s']:,.0f} | {r['share_of_forward']:.1%} | "
+                     f"{r['peak_gb']:.2f} | {ratio} | {agree[name]}/{n} |")
+    lines += ["", f"New tokens: the prompt tokens a run computes (beyond the shared prefix "
+              f"with reuse, the whole prompt without) plus the decoded ones. "
+              + ("Answers compared with plain generate's (paper rule)." if gen else
+                 "Answers compared with the first run's."), "",
+              f"Projection at {fast:,.0f} prompts/s (the shared run's, else the first run's; "
+              f"k={args.k}, smaller k is faster): the paper grid "
+              f"({PAPER_GRID_PROMPTS:,} prompts) in {grid_min:.1f} min; a Pythia sweep "
+              f"({PYTHIA_CHECKPOINTS} checkpoints x {PYTHIA_SIZES} sizes, the grid each) in "
+              f"{sweep_days:.1f} days at this model's rate (smaller models are faster)."]
+    return lines
+
+
 def load_model(args, tmp: Path):
     if args.random_gptj:
         return f"GPT-J {args.random_gptj}, random weights", random_gptj(args.device, args.dtype,
                                                                         args.random_gptj)
     model_dir = args.model or str(build_bench_model(tmp / "model"))
-    return model_dir, get_lm(model_dir, device=args.device, dtype=args.dtype)
+    return (args.model or "random GPT-NeoX, hidden 256 x 4 layers",
+            get_lm(model_dir, device=args.device, dtype=args.dtype))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="top operators of one shared run")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1: stable figures on a busy machine)")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="results JSON")
+    ap.add_argument("--results", type=Path, default=RESULTS_MD,
+                    help="Markdown file whose 'inference' section gets the report "
+                         "(default bench/RESULTS.md; '' for none)")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
     runs = [r for r in args.runs.split(",") if r]
     if not runs or any(r not in RUNS for r in runs):
@@ -223,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     gpu = args.device.startswith("cuda")
+    started = now_utc()
+    args.results = args.results if str(args.results) not in ("", ".") else None
 
     with tempfile.TemporaryDirectory(prefix="bench_inference_") as tmp:
         tmp = Path(tmp)
@@ -289,61 +340,43 @@ def main(argv: list[str] | None = None) -> int:
         probe = forward_probe(lm, pb, pt)
 
         n_params = lm.num_parameters
-        print(f"model: {model_name} ({lm.architecture}, {n_params / 1e6:.1f}M parameters, "
-              f"{lm.device}, {lm.dtype}, torch {torch.__version__}, threads "
-              f"{torch.get_num_threads()})")
-        print(f"prompts: {n} (mult, k={args.k}, one seed), {new_suffix / n:.1f} prompt tokens "
-              f"a prompt beyond the shared prefix; {args.repeats} alternating repeats after a "
-              f"warm-up, median shown; model built/loaded in {t1 - t0:.2f} s")
-        print(f"forward probe ({pb} x {pt} tokens, no cache): {probe:,.0f} tokens/s "
-              f"({2 * n_params * probe / 1e12:.2f} TFLOP/s at 2N FLOP/token)")
         results = {}
-        mem = "peak GB (GPU, allocated)" if gpu else "peak RSS GB (process so far)"
-        print(f"  {'run':62s} {'prompts/s':>10s} {'new tok/s':>10s} {'of fwd':>7s} {mem}")
         for name in jobs:
             rate = n / statistics.median(times[name])
-            new = new_suffix + outputs[name]["decoded"]
-            tokens_rate = rate * new / n
-            if name in ("study", "generate"):
-                tokens_rate = rate * (sum(len(s) for s in lm.encode_batch(prompts))
-                                      + outputs[name]["decoded"]) / n
+            computed = new_suffix if name in ("shared", "copies") else \
+                sum(len(s) for s in lm.encode_batch(prompts))
+            tokens_rate = rate * (computed + outputs[name]["decoded"]) / n
             results[name] = {"label": labels[name], "prompts_per_s": rate,
                              "new_tokens_per_s": tokens_rate,
                              "share_of_forward": tokens_rate / probe,
                              "peak_gb": peaks[name], "seconds": times[name]}
-            print(f"  {labels[name]:62s} {rate:10.1f} {tokens_rate:10,.0f} "
-                  f"{tokens_rate / probe:7.1%} {peaks[name]:8.2f}")
         base = outputs.get("generate") or outputs[next(iter(jobs))]
         agree = {name: sum(out["answers"][i] == base["answers"][i] for i in ids)
                  for name, out in outputs.items()}
-        print("answers equal to " + ("plain generate" if "generate" in outputs else runs[0])
-              + ": " + ", ".join(f"{name} {k}/{n}" for name, k in agree.items()))
-        for name in ("shared", "copies", "study"):
-            if name in results and "generate" in results:
-                print(f"  {name} / generate: "
-                      f"{results[name]['prompts_per_s'] / results['generate']['prompts_per_s']:.1f}x")
         fast = results.get("shared", next(iter(results.values())))["prompts_per_s"]
         grid_min = PAPER_GRID_PROMPTS / fast / 60
         sweep_days = grid_min * PYTHIA_CHECKPOINTS * PYTHIA_SIZES / 60 / 24
-        print(f"projection at {fast:.0f} prompts/s (k={args.k}; smaller k is faster): paper grid "
-              f"({PAPER_GRID_PROMPTS:,} prompts) {grid_min:.1f} min; Pythia sweep "
-              f"({PYTHIA_CHECKPOINTS} checkpoints x {PYTHIA_SIZES} sizes) {sweep_days:.1f} days "
-              "at this model's rate")
+        lines = report_lines(args, model_name, lm, n, new_suffix, t1 - t0, (pb, pt, probe),
+                             results, agree, fast, grid_min, sweep_days)
+        print("\n".join(lines))
         profile = None
         if args.profile and "shared" in jobs:
             profile = profile_top(lambda: jobs["shared"](99), args.device)
             print(profile)
-        record = {"model": model_name, "architecture": lm.architecture, "parameters": n_params,
-                  "device": lm.device, "dtype": lm.dtype, "torch": torch.__version__,
-                  "threads": torch.get_num_threads(), "host_cpu": platform.processor(),
-                  "k": args.k, "prompts": n, "repeats": args.repeats,
-                  "forward_probe": {"batch": pb, "tokens": pt, "tokens_per_s": probe},
-                  "runs": results, "agreement": {k: v / n for k, v in agree.items()},
-                  "paper_grid_minutes": grid_min, "pythia_sweep_days": sweep_days,
-                  "profile": profile, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(record, indent=1) + "\n")
-        print(f"results: {args.out}")
+            lines += ["", "Top operators of one shared run (torch profiler):", "", "```",
+                      *profile.rstrip("\n").splitlines(), "```"]
+        if args.results:
+            write_section("inference", "Inference (`bench/bench_inference.py`)", lines,
+                          command="python bench/bench_inference.py " + " ".join(argv or sys.argv[1:]),
+                          machine=device_name(args.device), commit=source_commit(),
+                          started=started, path=args.results)
+            print(f"results: {args.results} (section inference)")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "model": model_name, "parameters": n_params, "device": lm.device,
+                "dtype": lm.dtype, "k": args.k, "prompts": n, "runs": results,
+                "forward_probe_tokens_per_s": probe, "agreement": agree,
+                "paper_grid_minutes": grid_min, "pythia_sweep_days": sweep_days}, indent=1))
         ours = [outputs[name]["answers"] for name in ("shared", "copies", "study")
                 if name in outputs]
         if lm.batch_invariant and any(a != ours[0] for a in ours):
