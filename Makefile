@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: help setup check-java test demo clean
+.PHONY: help setup check-java test demo clean kernel
 
 # `make help` lists every target that has a `## ` description on its rule line, from this
 # file and mk/*.mk (tests/cli/test_make_help.py checks that none is missing).
@@ -36,10 +36,14 @@ $(STAMP): pyproject.toml
 	# CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
-	$(PY) -m ipykernel install --user --name freqgap >/dev/null 2>&1 || true
 	touch $(STAMP)
 
 setup: check-java $(STAMP) ## create .venv with the pinned versions (once; again when pyproject.toml changes)
+
+# Opt-in: writes outside the checkout (a kernel spec in the user's Jupyter data directory,
+# e.g. ~/.local/share/jupyter/kernels/freqgap), which `setup` never does.
+kernel: setup ## install this venv as the Jupyter kernel "freqgap" into your user's Jupyter (for notebooks/)
+	$(PY) -m ipykernel install --user --name freqgap --display-name "Python 3 (freqgap)"
 
 test: setup ## set up, then run the whole test suite
 	$(PY) -m pytest -q -ra tests
