@@ -462,6 +462,14 @@ def markdown() -> str:
         "upstream=...)`) check `status: complete`, the stage, the required fields, that the "
         "fingerprint matches the content, and the upstream fingerprints they are given.",
         "",
+        "**Files.** Every local writer (counts, instances, predictions, gaps, dynamics gaps) "
+        "records `files`: each Parquet file a reader reads (hidden and `_`-prefixed paths "
+        "excluded), by path relative to the directory, with `bytes`, `sha256` and `rows`. "
+        "`read_manifest` checks them: a file missing, of another size or sha256, or a Parquet "
+        "file it does not list is refused naming the file (a lost chunk, a hand-edited "
+        "column). Manifests without `files` (written before it was recorded, or of an "
+        "`s3a://`/`hdfs://` output) are read without this check.",
+        "",
         "**Upstream.** `upstream` names the exact outputs a stage was made from by their "
         "fingerprints: instances record `upstream.counts` (and `counts_dir`), predictions "
         "`upstream.instances`, gaps all three. `gaps` refuses counts whose fingerprint is "

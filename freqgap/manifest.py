@@ -3,6 +3,11 @@
 A manifest records inputs (size, mtime, optional checksum), the full config, software
 versions, row totals and start/end times. It is written last and atomically, so a
 directory with a complete manifest is a complete result, and one without is not.
+
+A writer also records its data files (`files`: relative path -> bytes, sha256 and, for
+Parquet, rows), and `read_manifest` checks them: a file deleted, added, truncated or edited
+after the manifest was written (a lost chunk, a hand-edited `correct`) is refused rather
+than read as a smaller or other result.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 MANIFEST_NAME = "_manifest.json"
+FILES_FIELD = "files"
 _VERSIONED = ("freqgap", "pyspark", "pyarrow", "duckdb", "zstandard", "polars", "torch",
               "transformers", "tokenizers")
 
@@ -57,6 +63,73 @@ def describe_local_inputs(paths: Iterable[str | Path], checksum: bool = False) -
             rec["sha256"] = sha256_file(p)
         records.append(rec)
     return records
+
+
+def file_records(directory: str | Path, files: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+    """The `files` record of a writer's output: relative path -> bytes, sha256 and (for a
+    Parquet file) rows, read from its footer."""
+    directory = Path(directory)
+    out: dict[str, dict[str, Any]] = {}
+    for f in files:
+        path = Path(f)
+        rec: dict[str, Any] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            rec["rows"] = pq.read_metadata(path).num_rows
+        out[path.relative_to(directory).as_posix()] = rec
+    return out
+
+
+def dataset_records(directory: str | Path) -> dict[str, dict[str, Any]] | None:
+    """file_records of every Parquet file a reader of `directory` reads (hidden and
+    `_`-prefixed paths left out, as readers do); None for a remote URI (not checked)."""
+    from freqgap.contract import parquet_files
+
+    text = str(directory)
+    if text.startswith("file://"):
+        text = text[len("file://"):]
+    elif "://" in text:
+        return None
+    return file_records(text, parquet_files(text))
+
+
+def damaged_files(directory: str | Path, manifest: dict[str, Any]) -> list[tuple[Path, str]]:
+    """(file, what is wrong) for each data file that differs from the manifest's `files`
+    record: missing, of other size or sha256, or a Parquet file it does not list. Empty
+    when all match, or when the manifest records no files (written before they were)."""
+    from freqgap.contract import parquet_files
+
+    recorded = manifest.get(FILES_FIELD)
+    if not isinstance(recorded, dict):
+        return []
+    directory = Path(directory)
+    problems: list[tuple[Path, str]] = []
+    for rel, rec in sorted(recorded.items()):
+        path = directory / rel
+        if not path.is_file():
+            problems.append((path, f"listed in its {MANIFEST_NAME} ({rec.get('rows')} rows) "
+                                   "but missing"))
+        elif path.stat().st_size != rec.get("bytes") or sha256_file(path) != rec.get("sha256"):
+            problems.append((path, f"differs from the sha256 its {MANIFEST_NAME} records "
+                                   "(changed or damaged after it was written)"))
+    for path in parquet_files(directory):
+        if path.relative_to(directory).as_posix() not in recorded:
+            problems.append((path, f"not among the files its {MANIFEST_NAME} lists (added "
+                                   "after it was written)"))
+    return problems
+
+
+def check_files(directory: str | Path, manifest: dict[str, Any]) -> None:
+    """ManifestError naming the first data file that differs from the manifest's record."""
+    from freqgap.contract import ManifestError
+
+    problems = damaged_files(directory, manifest)
+    if problems:
+        path, what = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ManifestError(f"{path}: {what}{more}; rerun the stage that writes "
+                            f"{Path(directory)}")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -141,15 +214,20 @@ def load_manifest_file(path: str | Path) -> dict[str, Any]:
 
 
 def read_manifest(directory: str | Path, stage: str | Sequence[str] | None = None,
-                  upstream: dict[str, str | None] | None = None) -> dict[str, Any]:
+                  upstream: dict[str, str | None] | None = None,
+                  files: bool = True) -> dict[str, Any]:
     """The manifest of a finished stage, checked (freqgap.contract.check_manifest): status
     complete, written by `stage` (one name or several), required fields present, the
-    fingerprint matching the content, and `upstream` fingerprints equal where given.
-    Errors are FreqgapErrors naming the path and what to do."""
+    fingerprint matching the content, `upstream` fingerprints equal where given and (with
+    `files`) the data files equal to those it records (check_files). Errors are
+    FreqgapErrors naming the path and what to do."""
     from freqgap.contract import check_manifest
 
     path = Path(directory) / MANIFEST_NAME
-    return check_manifest(load_manifest_file(path), path, stage=stage, upstream=upstream)
+    manifest = check_manifest(load_manifest_file(path), path, stage=stage, upstream=upstream)
+    if files:
+        check_files(directory, manifest)
+    return manifest
 
 
 def upstream_fingerprint(directory: str | Path, stage: str | Sequence[str]) -> str | None:

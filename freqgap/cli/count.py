@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import (add_out, add_progress_interval, int_list, non_negative_int,
-                                positive_int, str_list)
+from freqgap.cli.common import (add_out, add_progress_interval, int_list, non_negative_float,
+                                non_negative_int, positive_int, str_list)
 
 
 def _terms_conf() -> dict:
@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-bad-record", choices=["fail", "skip"], default="fail",
                    help="fail: stop with file:line and write no result; skip: count the rest "
                         "and report skipped records per file and reason in the manifest")
+    p.add_argument("--max-skipped-share", type=non_negative_float, metavar="F",
+                   help="with --on-bad-record skip: a run that skipped every record or more "
+                        "than this share of them writes no result (default: 0.5)")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted run in --out, redoing only unfinished groups")
     p.add_argument("--files-per-job", type=positive_int, metavar="N",
@@ -95,6 +98,10 @@ def _order_options(args: argparse.Namespace, options):
                             ("--order-file", args.order_file)) if v]
     if len(given) > 1:
         raise UsageError(f"{' and '.join(given)}: give one of them")
+    if args.bucket_edges:
+        from freqgap.counting.order_source import check_edges
+
+        check_edges(args.bucket_edges, "--bucket-edges")
     if args.order_file:
         from pathlib import Path
 
@@ -108,9 +115,9 @@ def _order_options(args: argparse.Namespace, options):
         if args.bucket_edges:
             edges = args.bucket_edges
         elif info.is_file():
-            import json
+            from freqgap.training.order import parse_order
 
-            edges = json.loads(info.read_text(encoding="utf-8"))["checkpoints"]
+            edges = parse_order(info)["checkpoints"]
         else:
             edges = edges_from_conf()
         return ("order_file", args.order_file, edges)
@@ -126,7 +133,7 @@ def _order_options(args: argparse.Namespace, options):
     if args.order_of:
         from freqgap.training.order import read_order
 
-        info = read_order(args.order_of)
+        info = read_order(args.order_of, args.seqs_per_step, args.eod_token)
         options.inputs = [info["prefix_path"]]
         order = OrderOptions(tokenizer=args.tokenizer or info["tokenizer_path"],
                              edges=args.bucket_edges or info["checkpoints"],
@@ -155,7 +162,9 @@ def options_from_args(args: argparse.Namespace):
     return CountOptions(inputs=args.input, output=args.out, rules=rules,
                         on_bad_record=args.on_bad_record, resume=args.resume,
                         files_per_job=args.files_per_job, spread=args.spread,
-                        progress_interval=args.progress_interval)
+                        progress_interval=args.progress_interval,
+                        **({} if args.max_skipped_share is None else
+                           {"max_skipped_share": args.max_skipped_share}))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -82,13 +82,39 @@ class IndexedDataset:
         self.sizes = index[_HEADER:_HEADER + 4 * count].view(np.int32)
         self.pointers = index[_HEADER + 4 * count:_HEADER + 12 * count].view(np.int64)
         self.doc_idx = index[_HEADER + 12 * count:].view(np.int64)
+        bin_size = os.path.getsize(self.bin_path)
+        if bin_size % self.dtype.itemsize:
+            raise IndexedFormatError(f"{self.bin_path}: {bin_size} bytes, not a multiple of its "
+                                     f"{self.dtype.name} token size {self.dtype.itemsize} "
+                                     "(truncated or not this index's .bin)")
         self.tokens = np.memmap(self.bin_path, mode="r", dtype=self.dtype) \
-            if os.path.getsize(self.bin_path) else np.zeros(0, self.dtype)
-        if count:
-            end = int(self.pointers[-1]) + int(self.sizes[-1]) * self.dtype.itemsize
-            if end > os.path.getsize(self.bin_path):
-                raise IndexedFormatError(f"{self.bin_path}: {os.path.getsize(self.bin_path)} bytes, "
-                                         f"but {self.idx_path} points to {end} (truncated download?)")
+            if bin_size else np.zeros(0, self.dtype)
+        self._check_entries(bin_size)
+
+    def _check_entries(self, bin_size: int) -> None:
+        """Every entry lies within the `.bin`, aligned, of size >= 0 (vectorised: a pass
+        over the index, not the tokens); otherwise entries would be dropped or garbled."""
+        sizes = self.sizes.astype(np.int64)
+        ends = self.pointers + sizes * self.dtype.itemsize
+        bad = np.flatnonzero((sizes < 0) | (self.pointers < 0) | (ends > bin_size)
+                             | (self.pointers % self.dtype.itemsize != 0))
+        if bad.size:
+            i = int(bad[0])
+            raise IndexedFormatError(
+                f"{self.idx_path}: entry {i} (size {int(sizes[i])}, pointer {int(self.pointers[i])}) "
+                f"lies outside {self.bin_path} ({bin_size} bytes) or is misaligned; "
+                f"{bad.size} such entries (truncated download, or not this .bin's index?)")
+
+    def check_token_ids(self, ids: np.ndarray, vocab_size: int, entry: int) -> None:
+        """Refuse token ids outside the tokenizer's vocabulary (another tokenizer's data,
+        or a garbled `.bin`): decoding would drop or replace them silently."""
+        if ids.size and (int(ids.max()) >= vocab_size or int(ids.min()) < 0):
+            from freqgap.counting.inputs import BadInputError    # reported from a worker
+
+            wrong = int(ids.max()) if int(ids.max()) >= vocab_size else int(ids.min())
+            raise BadInputError(self.bin_path, f"entry {entry} holds token id {wrong}, outside "
+                                f"the tokenizer's vocabulary of {vocab_size}; pass the "
+                                "tokenizer this data was made with")
 
     def __len__(self) -> int:
         return int(self.sizes.shape[0])

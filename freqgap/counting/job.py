@@ -40,10 +40,13 @@ from freqgap.counting import kinds
 from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.inputs import InputFile, check_unchanged, list_inputs
 from freqgap.counting.kinds import DATASETS, LAYOUT
+from freqgap.counting.records import MAX_SKIPPED_SHARE, refuse_mostly_skipped
 from freqgap.counting.rules import TermRules
 from freqgap.counting.storage import Storage, qualify
+from freqgap.counting.vocab import refuse_plural_forms
 from freqgap.counting.task_results import WORK_FORMAT, TaskResult, key_ranges
-from freqgap.manifest import MANIFEST_NAME, build_manifest, manifest_text, now_iso
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records, manifest_text,
+                              now_iso)
 from freqgap.progress import Progress, format_duration
 
 GROUP_MIN_BYTES = 2 << 30            # on disk, per resumable group (see CountJob._groups)
@@ -74,6 +77,7 @@ class CountOptions:
     files_per_job: int | None = None      # None: the cluster's default parallelism
     spread: int | None = None             # None: auto; 0: never; N: N partitions
     progress_interval: float = 10.0
+    max_skipped_share: float = MAX_SKIPPED_SHARE     # more skipped records: no result
 
 
 def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: bool = False):
@@ -189,6 +193,7 @@ class CountJob:
     """One run of the counting job over one output directory."""
 
     def __init__(self, spark, options: CountOptions) -> None:
+        refuse_plural_forms(options.rules.vocab)       # before any work (counting/vocab.py)
         self.spark = spark
         self.opts = options
         self.storage = Storage(spark)
@@ -450,6 +455,8 @@ class CountJob:
             watcher.phase = "summing and writing Parquet"
             reduced = self._reduce(results)
             stats = self._statistics(results, reduced, files)
+            refuse_mostly_skipped(stats["totals"]["documents"], stats["skipped"],
+                                  self.opts.max_skipped_share)
             self._commit_tables()
         except Exception as exc:
             message = explain_failure(exc)
@@ -473,6 +480,7 @@ class CountJob:
                                   plan_fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
                                   groups={"count": len(groups), "counted_this_run": redone},
                                   outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS},
+                                  files=dataset_records(self.out),     # readers check them
                                   **self.manifest_extra())
         text = manifest_text(manifest)
         self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}", text)

@@ -5,7 +5,9 @@ steps: `file` (the corpus file, as the trainer read it), `line` (1-based line nu
 `step`, and optionally `char_start`, `char_end` (a range of the document's text in Python
 characters; default the whole text). The project's trainer writes it as
 `<model>/data_order/pieces.parquet`. Each row is one document of its own for counting (no
-window crosses a piece), in the bucket of its step (order_source.py's rule).
+window crosses a piece), in the bucket of its step (order_source.py's rule). An optional
+`text_sha256` (the trainer writes it) is the sha256 of the document's text: a corpus whose
+line was edited, moved or shifted by an added line is refused, not counted at wrong steps.
 
 Spark tasks are pieces of one corpus file, in line order; a task streams its file and
 keeps the lines it needs.
@@ -30,6 +32,8 @@ from freqgap.counting.inputs import BadInputError
 from freqgap.counting.sources import iter_lines
 
 REQUIRED = ("file", "line", "step")
+INTEGER_COLUMNS = ("line", "step", "char_start", "char_end")
+DIGEST = "text_sha256"
 ROWS_PER_SPLIT = 20_000
 
 
@@ -53,19 +57,36 @@ def read_order_file(path: str):
 
     if not os.path.isfile(path):
         raise OrderInputError(f"--order-file {path}: not found")
-    table = pq.read_table(path) if path.endswith(".parquet") else pajson.read_json(path)
+    try:
+        table = pq.read_table(path) if path.endswith(".parquet") else pajson.read_json(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise OrderInputError(f"{path}: not a readable order file ({str(exc)[:160]}); give a "
+                              "Parquet or JSON Lines file of file, line, step rows") from None
     missing = [c for c in REQUIRED if c not in table.column_names]
     if missing:
         raise OrderInputError(f"{path}: order file lacks column(s) {missing} (needs file, line, "
                               "step; optional char_start, char_end)")
+    if not len(table):
+        raise OrderInputError(f"{path}: the order file holds no rows")
+    if ("char_start" in table.column_names) != ("char_end" in table.column_names):
+        raise OrderInputError(f"{path}: char_start and char_end come together (a text range); "
+                              "give both or neither")
     cols = {"file": table.column("file").cast(pa.string())}
-    for name in ("line", "step", "char_start", "char_end"):
+    for name in INTEGER_COLUMNS:
         if name in table.column_names:
+            if not pa.types.is_integer(table.column(name).type):
+                raise OrderInputError(f"{path}: column {name} is {table.column(name).type}, "
+                                      "integers expected")
             cols[name] = table.column(name).cast(pa.int64())
+    if DIGEST in table.column_names:
+        cols[DIGEST] = table.column(DIGEST).cast(pa.string())
     out = pa.table(cols)
-    for name in ("line", "step"):
-        if out.column(name).null_count or (len(out) and pc.min(out.column(name)).as_py() < 0):
-            raise OrderInputError(f"{path}: column {name} has nulls or negative values")
+    for name in cols:
+        if out.column(name).null_count:
+            raise OrderInputError(f"{path}: column {name} has nulls")
+    for name in ("line", "step", "char_start", "char_end"):
+        if name in cols and pc.min(out.column(name)).as_py() < 0:
+            raise OrderInputError(f"{path}: column {name} has negative values")
     return out
 
 
@@ -105,13 +126,16 @@ def _rows_of(split: FileSplit, edges: Sequence[int]):
     buckets = buckets_of_steps(t.column("step").to_numpy(), edges)
     starts = t.column("char_start").to_numpy(zero_copy_only=False) if "char_start" in t.column_names else None
     ends = t.column("char_end").to_numpy(zero_copy_only=False) if "char_end" in t.column_names else None
-    return lines, buckets, starts, ends
+    digests = t.column(DIGEST).to_pylist() if DIGEST in t.column_names else None
+    return lines, buckets, starts, ends, digests
 
 
 def pieces_of_split(split: FileSplit, rules: TermRules, edges: Sequence[int]
                     ) -> Iterator[tuple[str, int]]:
     """(text piece, bucket) of every row of the split, streaming the corpus file once."""
-    lines, buckets, starts, ends = _rows_of(split, edges)
+    import hashlib
+
+    lines, buckets, starts, ends, digests = _rows_of(split, edges)
     if not len(lines):
         return
     j, last = 0, int(lines[-1])
@@ -124,19 +148,26 @@ def pieces_of_split(split: FileSplit, rules: TermRules, edges: Sequence[int]
             text, _ = parse_record(raw, rules.text_field, None)
         except RecordError as exc:
             raise BadInputError(split.path, str(exc), number) from None
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest() if digests else None
         while j < len(lines) and lines[j] == number:
             a = 0 if starts is None else int(starts[j])
             b = len(text) if ends is None else int(ends[j])
+            if digests and digests[j] != digest:
+                raise BadInputError(split.path, f"not the text {split.order_file} recorded "
+                                    "for this line (its sha256 differs: the corpus was edited, "
+                                    "or lines moved); count the corpus the model trained on",
+                                    number)
             if not 0 <= a <= b <= len(text):
-                raise OrderInputError(f"{split.order_file}: {split.path}:{number}: char range "
-                                      f"[{a}, {b}) outside the text ({len(text)} characters)")
+                raise BadInputError(split.path, f"char range [{a}, {b}) of {split.order_file} "
+                                    f"outside the text ({len(text)} characters)", number)
             yield text[a:b], int(buckets[j])
             j += 1
         if j >= len(lines):
             break
     if j < len(lines):
-        raise OrderInputError(f"{split.order_file}: {split.path} has no line {int(lines[j])} "
-                              "(or it is blank); the order file belongs to another corpus")
+        raise BadInputError(split.path, f"no line {int(lines[j])} (or it is blank), but "
+                            f"{split.order_file} points at it; the order file belongs to "
+                            "another corpus")
 
 
 def count_file_splits(splits: Iterable[FileSplit], rules: TermRules,

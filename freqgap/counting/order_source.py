@@ -44,12 +44,18 @@ def bucket_kind(kind: str, bucket: int) -> str:
 
 
 def check_edges(edges: Sequence[int], where: str) -> list[int]:
-    """Edges as a strictly increasing list of non-negative ints, or an error naming `where`."""
-    out = [int(e) for e in edges]
-    if not out or any(e < 0 for e in out) or any(b <= a for a, b in zip(out, out[1:])):
-        raise OrderInputError(f"{where}: bucket edges must be a non-empty, strictly increasing "
-                              f"list of steps >= 0, got {list(edges)[:10]}")
-    return out
+    """Edges as a strictly increasing list of non-negative ints, or an error naming `where`
+    and the first step out of place (each bucket is the steps from one edge to the next)."""
+    if not isinstance(edges, (list, tuple)) or not edges:
+        raise OrderInputError(f"{where}: bucket edges must be a non-empty list of steps, "
+                              f"got {edges!r}")
+    for i, e in enumerate(edges):
+        if not isinstance(e, (int, np.integer)) or isinstance(e, bool) or e < 0:
+            raise OrderInputError(f"{where}: bucket edge {e!r} is not an integer step >= 0")
+        if i and e <= edges[i - 1]:
+            raise OrderInputError(f"{where}: bucket edges out of order ({edges[i - 1]} then "
+                                  f"{e}); give them strictly increasing")
+    return [int(e) for e in edges]
 
 
 def buckets_of_steps(steps: np.ndarray, edges: Sequence[int]) -> np.ndarray:
@@ -91,6 +97,16 @@ def plan_splits(index: int, path: str, entries: int, seqs_per_step: int, edges: 
     return splits, entries - used
 
 
+def _tokenizer_file(tokenizer_class, path: str):
+    """The tokenizer in `path`, or one line saying the file is not one."""
+    try:
+        return tokenizer_class.from_file(path)
+    except Exception as exc:      # tokenizers raises a bare Exception for a bad file
+        raise OrderInputError(f"--tokenizer {path}: not a tokenizer.json of the tokenizers "
+                              f"library ({str(exc).splitlines()[0][:120]}); give the model's "
+                              "directory or its tokenizer.json") from None
+
+
 def load_tokenizer(spec: str):
     """A `tokenizers.Tokenizer` from a directory holding tokenizer.json, the file itself, or
     a Hugging Face model name already in the local cache (never downloaded)."""
@@ -99,7 +115,7 @@ def load_tokenizer(spec: str):
     candidates = [spec, os.path.join(spec, "tokenizer.json")]
     for c in candidates:
         if os.path.isfile(c):
-            return Tokenizer.from_file(c), c
+            return _tokenizer_file(Tokenizer, c), c
     try:
         from huggingface_hub import try_to_load_from_cache
 
@@ -107,7 +123,7 @@ def load_tokenizer(spec: str):
     except Exception:           # not a valid repo id: reported below
         cached = None
     if isinstance(cached, str) and os.path.isfile(cached):
-        return Tokenizer.from_file(cached), cached
+        return _tokenizer_file(Tokenizer, cached), cached
     raise OrderInputError(f"--tokenizer {spec}: no tokenizer.json there and not in the Hugging "
                           "Face cache; give the model's directory (e.g. the local snapshot of "
                           "EleutherAI/pythia-70m) or its tokenizer.json")
@@ -130,6 +146,7 @@ def entry_pieces(tokens: np.ndarray, eod: int) -> list[np.ndarray]:
 def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
                    seqs_per_step: int, edges: Sequence[int]) -> Iterator[tuple[list[str], list[int], int]]:
     """(texts, bucket of each text, entries read) per chunk of entries lo..hi-1."""
+    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
     for start in range(lo, hi, ENTRIES_PER_CHUNK):
         stop = min(hi, start + ENTRIES_PER_CHUNK)
         pieces: list[list[int]] = []
@@ -139,7 +156,9 @@ def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
             bucket = int(entry_buckets[i - start])
             if bucket < 0:
                 continue
-            for piece in entry_pieces(np.asarray(data[i], dtype=np.int64), eod):
+            tokens = np.asarray(data[i], dtype=np.int64)
+            data.check_token_ids(tokens, vocab_size, i)
+            for piece in entry_pieces(tokens, eod):
                 pieces.append(piece.tolist())
                 buckets.append(bucket)
         texts = tokenizer.decode_batch(pieces, skip_special_tokens=True) if pieces else []

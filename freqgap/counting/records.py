@@ -92,3 +92,28 @@ def _subset(obj: dict[str, Any], subset_field: str | None) -> str | None:
     else:
         value = _dotted(obj, subset_field)
     return value if type(value) is str else None
+
+
+# A run that skipped more than this share of its records (and one that skipped all) is not
+# a result: the counts would describe the few records that happened to parse.
+MAX_SKIPPED_SHARE = 0.5
+
+
+def refuse_mostly_skipped(documents: int, skipped: dict[str, dict[str, Any]],
+                          max_share: float = MAX_SKIPPED_SHARE) -> None:
+    """Refuse a `--on-bad-record skip` run that skipped every record or more than
+    `max_share` of them, naming the first skipped record's file, line and reason.
+    `skipped` is the manifest's: path -> reason -> {count, first_lines}."""
+    from freqgap.counting.inputs import BadInputError
+
+    n = sum(info["count"] for reasons in skipped.values() for info in reasons.values())
+    records = documents + n
+    if n == 0 or (n < records and n <= max_share * records):
+        return
+    path = min(skipped)
+    reason, info = max(skipped[path].items(), key=lambda item: item[1]["count"])
+    line = min(info["first_lines"]) if info["first_lines"] else None
+    raise BadInputError(path, f"{reason}: --on-bad-record skip skipped {n:,} of {records:,} "
+                              f"records ({n / records:.0%}, more than --max-skipped-share "
+                              f"{max_share:g}), so no result was written; fix the input or "
+                              "the settings (e.g. --text-field)", line=line)

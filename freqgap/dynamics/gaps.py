@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.gaps.options import GapsOptions
-from freqgap.manifest import MANIFEST_NAME, build_manifest, now_iso, write_manifest
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records, now_iso,
+                              write_manifest)
 from freqgap.progress import Progress
 
 DB_NAME = "dynamics.duckdb"
@@ -133,6 +134,6 @@ def run_dynamics_gaps(opts: GapsOptions, summary: dict[str, Any] | None = None,
     manifest = build_manifest("dynamics_gaps", config={**opts.to_dict(), "bucket_edges": edges},
                               inputs=inputs.describe(), totals=totals, started=started,
                               upstream=inputs.upstream(),
-                              outputs=sorted(outputs))
+                              outputs=sorted(outputs), files=dataset_records(results))
     write_manifest(results, manifest)
     return DynamicsResult(results, gaps, per_key, manifest)

@@ -19,8 +19,8 @@ from freqgap.analysis.gaps import draw_all, render_tables
 from freqgap.gaps import engine
 from freqgap.gaps.inputs import resolve_inputs
 from freqgap.gaps.options import GapsOptions
-from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest, now_iso,
-                              write_manifest)
+from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
+                              dataset_records, now_iso, write_manifest)
 from freqgap.progress import Progress
 
 DB_NAME = "freqgap.duckdb"
@@ -138,7 +138,7 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
     manifest = build_manifest(
         "gaps", config=opts.to_dict(), inputs=inputs.describe(), totals=totals, started=started,
         compatibility=inputs.compatibility, upstream=inputs.upstream(),
-        counts_mismatch_ok=opts.counts_mismatch_ok,
+        counts_mismatch_ok=opts.counts_mismatch_ok, files=dataset_records(results),
         outputs=sorted(str(p.relative_to(results)) for p in list(files.values()) + plots))
     write_manifest(results, manifest)
     return GapsResult(results_dir=results, files=files, plots=plots, gaps=gaps,

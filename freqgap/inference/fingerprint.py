@@ -25,7 +25,7 @@ from freqgap.inference.lm import LM, StopRule
 
 if TYPE_CHECKING:
     from freqgap.inference.hf import HFIdentity
-from freqgap.manifest import atomic_write_text
+from freqgap.manifest import MANIFEST_NAME, atomic_write_text, upstream_fingerprint
 
 FINGERPRINT_NAME = "_fingerprint.json"
 
@@ -92,6 +92,26 @@ def read_fingerprint(directory: str | Path) -> dict[str, Any] | None:
 def write_fingerprint(directory: str | Path, fields: dict[str, Any]) -> None:
     atomic_write_text(Path(directory) / FINGERPRINT_NAME,
                       json.dumps(fields, indent=2, sort_keys=True) + "\n")
+
+
+# Tables an instances run writes beside prompts.parquet (freqgap/contract.py).
+INSTANCE_TABLES = ("instances.parquet", "instance_terms.parquet")
+
+
+def prompts_upstream(prompts_file: str | Path) -> str | None:
+    """The fingerprint of the instances directory holding `prompts_file` (recorded as the
+    predictions' `upstream.instances`, which gaps checks). A directory holding instance
+    tables but no manifest is an instances run that did not finish (its tables and prompts
+    may be of two runs): refused. A prompts file on its own has none (None)."""
+    directory = Path(prompts_file).parent
+    beside = [n for n in INSTANCE_TABLES if (directory / n).exists()]
+    if beside and not (directory / MANIFEST_NAME).exists():
+        from freqgap.inference.prompts import PromptsError
+
+        raise PromptsError(f"{directory}: holds {beside[0]} but no {MANIFEST_NAME}: the "
+                           "instances run that wrote it did not finish, so its prompts may "
+                           "not match its instances; rerun freqgap instances")
+    return upstream_fingerprint(directory, "instances")
 
 
 def refuse_if_different(directory: str | Path, stored: dict[str, Any],

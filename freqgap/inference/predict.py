@@ -11,6 +11,7 @@ Bad options, names and models fail before the output directory exists.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,8 +23,8 @@ import pyarrow.parquet as pq
 from freqgap.errors import InputMismatchError, UsageError
 from freqgap.inference.checksums import cached_sha256
 from freqgap.inference.fingerprint import (FINGERPRINT_NAME, digest, fingerprint_fields,
-                                           read_fingerprint, refuse_if_different,
-                                           write_fingerprint)
+                                           prompts_upstream, read_fingerprint,
+                                           refuse_if_different, write_fingerprint)
 from freqgap.inference.hf import HFCausalLM
 from freqgap.inference.lm import LM, NEWLINE, GenerateRequest, StopRule, get_lm
 from freqgap.outdir import LOCK_NAME, DirectoryBusyError, DirLock
@@ -33,8 +34,8 @@ from freqgap.inference.prompts import (PromptsError, read_prompts, read_prompts_
                                        summarize)
 from freqgap.inference.shards import check_complete, shard_dir, shard_mask
 from freqgap.inference.writer import KEY, ChunkWriter, part_files, read_keys
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
-                              read_manifest, upstream_fingerprint, write_manifest)
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, damaged_files, dataset_records,
+                              describe_local_inputs, now_iso, read_manifest, write_manifest)
 from freqgap.progress import Progress
 
 GROUP = ("task", "k", "seed")
@@ -56,8 +57,7 @@ def load_prompts(path: str | Path) -> Prompts:
     """Read and check prompts.parquet (or the instances directory holding it)."""
     table = read_prompts(path)
     file = read_prompts_path(path)
-    return Prompts(file, cached_sha256(file), table,
-                   upstream_fingerprint(file.parent, "instances"))
+    return Prompts(file, cached_sha256(file), table, prompts_upstream(file))
 
 
 def model_label(name_or_path: str, revision: str | None = None) -> str:
@@ -222,6 +222,8 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
 def _previous(target: Path, fields: dict[str, Any], force: bool) -> dict[str, Any] | None:
     """The finished manifest when it has these settings; refuse other or unknown settings
     (with `force`, discard them); None when there is work to do (fresh or resumable)."""
+    if (target / MANIFEST_NAME).exists():
+        _reopen_if_damaged(target)
     finished = (target / MANIFEST_NAME).exists()
     stored = (read_manifest(target, stage="predictions").get("config", {}).get(
         "fingerprint_fields") if finished else read_fingerprint(target))
@@ -240,6 +242,24 @@ def _previous(target: Path, fields: dict[str, Any], force: bool) -> dict[str, An
         _discard(target)
         return None
     return read_manifest(target, stage="predictions") if finished else None
+
+
+def _reopen_if_damaged(target: Path) -> None:
+    """A finished directory whose chunks differ from its manifest (one deleted, edited or
+    added) becomes unfinished again: the damaged chunks are removed, the settings
+    fingerprint put back and the manifest removed, so the run recomputes just those rows."""
+    manifest = read_manifest(target, stage="predictions", files=False)
+    damaged = damaged_files(target, manifest)
+    fields = (manifest.get("config") or {}).get("fingerprint_fields")
+    if not damaged or fields is None:
+        return
+    write_fingerprint(target, fields)
+    for path, _ in damaged:          # before the manifest: a kill here is found again
+        path.unlink(missing_ok=True)
+    (target / MANIFEST_NAME).unlink()
+    path, what = damaged[0]
+    print(f"{path}: {what}; recomputing the rows of {len(damaged)} chunk(s)", file=sys.stderr,
+          flush=True)
 
 
 def _run(prompts: Prompts, target: Path, lm: LM, label: str, rev: str,
@@ -306,7 +326,7 @@ def _run(prompts: Prompts, target: Path, lm: LM, label: str, rev: str,
     manifest = build_manifest("predictions", config, inputs, totals, started,
                               settings_fingerprint=digest(fields),
                               upstream={"instances": prompts.instances_fingerprint},
-                              weights_sha256=lm.weights_sha256)
+                              weights_sha256=lm.weights_sha256, files=dataset_records(target))
     write_manifest(target, manifest)
     (target / FINGERPRINT_NAME).unlink(missing_ok=True)   # the manifest holds it now
     return manifest

@@ -17,12 +17,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.errors import InputMismatchError, UsageError
-from freqgap.inference.fingerprint import FINGERPRINT_NAME, differences, digest
+from freqgap.inference.fingerprint import (FINGERPRINT_NAME, differences, digest,
+                                           prompts_upstream)
 from freqgap.outdir import DirLock
 from freqgap.inference.prompts import read_prompts, read_prompts_path, summarize
 from freqgap.inference.writer import KEY, PredictionsError, part_files, read_keys
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
-                              read_manifest, upstream_fingerprint, write_manifest)
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records,
+                              describe_local_inputs, now_iso, read_manifest, write_manifest)
 
 SHARDS_DIR = "_shards"   # leading underscore: ignored by Parquet dataset readers
 
@@ -142,9 +143,10 @@ def _merge(model_dir: Path, prompts_path: str | Path) -> dict[str, Any]:
     config["fingerprint_fields"] = fields[0]
     manifest = build_manifest(
         "predictions", config, inputs, summarize(table), started,
-        upstream={"instances": upstream_fingerprint(prompts_file.parent, "instances")},
+        upstream={"instances": prompts_upstream(prompts_file)},
         settings_fingerprint=digest(fields[0]),
-        weights_sha256=shard_manifests[0].get("weights_sha256"))
+        weights_sha256=shard_manifests[0].get("weights_sha256"),
+        files=dataset_records(model_dir))
     write_manifest(model_dir, manifest)
     shutil.rmtree(model_dir / SHARDS_DIR)
     return manifest

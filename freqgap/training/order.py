@@ -11,13 +11,16 @@ included), as Pythia's `stepN` revisions: checkpoint N has seen steps 0..N-1.
     pieces.parquet     where each sequence's tokens came from: sequence, step, corpus file,
                        line, the document's token range [token_start, token_end) (token
                        len(document) is its end-of-text token) and the same as a range of
-                       the text's characters [char_start, char_end) (EOS excluded): an
-                       order file that `freqgap count --order-file` counts from the corpus
+                       the text's characters [char_start, char_end) (EOS excluded) and
+                       the sha256 of the document's text (text_sha256): an order file
+                       that `freqgap count --order-file` counts from the corpus, refusing
+                       a line whose text changed
     order.json         seqs_per_step, seq_len, steps, the EOD token, the checkpoints
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -63,12 +66,16 @@ def write_data_order(directory: Path, batches: list[np.ndarray], sampler, docume
     pieces = pieces[pieces[:, 0] < rows.shape[0]]       # drop pieces of unused sequences
     doc = pieces[:, 1]
     char_start, char_end = _char_ranges(pieces, documents, tokenizer)
+    digests = {d: hashlib.sha256(documents[d][2].encode("utf-8")).hexdigest()
+               for d in set(doc.tolist())}
     table = pa.table({
         "sequence": pieces[:, 0], "step": pieces[:, 0] // settings.batch_size,
         "file": pa.array([documents[d][0] for d in doc.tolist()], pa.string()),
         "line": pa.array([documents[d][1] for d in doc.tolist()], pa.int64()),
         "token_start": pieces[:, 2], "token_end": pieces[:, 3],
-        "char_start": char_start, "char_end": char_end})
+        "char_start": char_start, "char_end": char_end,
+        # the counter refuses a corpus line whose text is not the one trained on
+        "text_sha256": pa.array([digests[d] for d in doc.tolist()], pa.string())})
     pq.write_table(table, out / "pieces.parquet")
     info = {"format": "megatron-mmap", "prefix": PREFIX, "seqs_per_step": settings.batch_size,
             "seq_len": settings.seq_len, "steps": settings.steps, "sequences": int(rows.shape[0]),
@@ -96,13 +103,48 @@ def _char_ranges(pieces: np.ndarray, documents, tokenizer) -> tuple[np.ndarray, 
     return starts, ends
 
 
-def read_order(model_dir: str | Path) -> dict[str, Any]:
-    """order.json of a model trained with the packed order, with absolute paths added."""
+# order.json's fields a count reads, with their types.
+ORDER_FIELDS = {"prefix": str, "tokenizer": str, "seqs_per_step": int, "eod_token": str,
+                "checkpoints": list}
+
+
+def parse_order(path: Path) -> dict[str, Any]:
+    """order.json parsed and its fields checked, or one line naming what is wrong."""
+    from freqgap.counting.order_source import check_edges
+
+    redo = "retrain the model (or restore data_order/ from its run)"
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OrderFileError(f"{path}: not valid JSON ({exc}; truncated?); {redo}") from None
+    if not isinstance(info, dict):
+        raise OrderFileError(f"{path}: a JSON object expected; {redo}")
+    for name, kind in ORDER_FIELDS.items():
+        value = info.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise OrderFileError(f"{path}: field {name!r} is {value!r}, a {kind.__name__} "
+                                 f"expected; {redo}")
+    if info["seqs_per_step"] < 1:
+        raise OrderFileError(f"{path}: seqs_per_step {info['seqs_per_step']} is not >= 1; {redo}")
+    check_edges(info["checkpoints"], f"{path}: checkpoints")
+    return info
+
+
+def read_order(model_dir: str | Path, seqs_per_step: int | None = None,
+               eod_token: str | None = None) -> dict[str, Any]:
+    """order.json of a model trained with the packed order, with absolute paths added. A
+    `seqs_per_step` or `eod_token` given (flags) that contradicts the recorded one is
+    refused: the model trained as recorded, so another value puts keys in wrong buckets."""
     path = Path(model_dir) / ORDER_DIR / ORDER_FILE
     if not path.is_file():
         raise OrderFileError(f"{path}: not found; train with data_order: packed (e.g. "
                                  "the dynamics profile of conf/training.yaml) to record the order")
-    info = json.loads(path.read_text(encoding="utf-8"))
+    info = parse_order(path)
+    for flag, given, name in (("--seqs-per-step", seqs_per_step, "seqs_per_step"),
+                              ("--eod-token", eod_token, "eod_token")):
+        if given is not None and given != info[name]:
+            raise OrderFileError(f"{flag} {given} contradicts {name} {info[name]!r} recorded in "
+                                 f"{path} (the model trained so); leave {flag} out")
     info["prefix_path"] = str(path.parent / info["prefix"])
     info["tokenizer_path"] = str((path.parent / info["tokenizer"]).resolve())
     return info
