@@ -26,8 +26,8 @@ For each corpus and layout:
 Fixed costs are reported apart: a cold run on a 2,000-line file (JVM + session start,
 planning, commit), and numba's compile time (a fresh process with an empty cache).
 Rates are medians of 3 runs (1 with --quick). What a goal compares is measured in
-alternation, so that a drift of the machine's speed over the minutes of a sitting (up to a
-half on the development VM) does not land on one side of a ratio: the Python reference and
+alternation, so that a drift of the machine's speed over the minutes of a sitting (large
+on a shared virtual machine) does not land on one side of a ratio: the Python reference and
 the cold runs (3 rounds, each starting one place further along the three, so each takes
 each place once), the task code and the warm job (5 rounds), and W = 10 beside W = 5
 (the 5, then pairs of warm runs alone up to --window-rounds, 15); their ratios are also
@@ -154,8 +154,8 @@ def reference_rate(files: list[Path], mb: float, rules: TermRules) -> float:
     included: zstd's stream reader, a text wrapper, json.loads per line, then
     count_jsonl_lines's str.split, Counter and window loop (what a researcher writes
     without this tool). In a fresh process, as a researcher runs it: in this one, the heap
-    left by the runs before (a live Spark session, results) slowed its garbage collector's
-    passes over the millions of Counter keys by ~12 %, differently in each layout's rounds."""
+    left by the runs before (a live Spark session, results) would slow its garbage
+    collector's passes over the millions of Counter keys, differently in each layout's rounds."""
     code = (
         "import io, json, sys, time\n"
         "import zstandard\n"
@@ -269,9 +269,9 @@ def warm_run(spark, inputs: Path, out: Path, rules: TermRules,
 def _tree_cpu(root: int) -> tuple[float, float]:
     """(user+sys CPU-s, sys CPU-s) of a live process and its descendants, with their reaped
     children (the JVM's Python workers are reused, so they live through a warm run). The
-    kernel's part is reported apart: on the development VM, memory a process touches for
-    the first time costs it kernel time that moves by tenths of a CPU-second between runs
-    of one code (the host backs the guest's pages on first touch)."""
+    kernel's part is reported apart: on a virtual machine, memory a process touches for the
+    first time can cost it kernel time that moves between runs of one code (the host backs
+    the guest's pages on first touch)."""
     table = process_table()
     rows = [table[pid] for pid in descendants(root, table) if pid in table]
     return sum(r[2] + r[3] for r in rows), sum(r[4] for r in rows)
@@ -305,8 +305,9 @@ def pile_projection(rate: float, spread_cost: float) -> str:
 
 
 def cpu_description() -> str:
-    """The CPU the figures were measured on (they depend on it: this VM's host changes), and
-    whether numpy's AVX-512 sorts were set aside (freqgap.runtime.numpy_sorts)."""
+    """The CPU the figures were measured on (they depend on it, and a virtual machine's host
+    can change between sittings), and whether numpy's AVX-512 sorts were set aside
+    (freqgap.runtime.numpy_sorts)."""
     try:
         fields = cpu_fields(Path("/proc/cpuinfo").read_text(errors="replace"))
     except OSError:
@@ -501,11 +502,9 @@ def main() -> int:
             # The reference and the two cold runs in alternation, `runs` rounds: their ratio
             # per round is what the goal (a cold run >= 3x the reference) is read from. Each
             # round starts one place further along (reference, spark-submit, freqgap count;
-            # then spark-submit, ...), so each takes each place once in as many rounds. On this VM the
-            # cold run right after the reference cost 0.13-0.64 CPU-s more than the one after
-            # it (5 rounds; either launcher, when both followed a reference they cost the same;
-            # the cause is not known: the reference peaks at 32 MB), and spark-submit always
-            # came right after it.
+            # then spark-submit, ...), so each takes each place once in as many rounds: the
+            # cold run right after the reference was measured to cost more than the one after
+            # it (cause unknown), so no launcher may always take that place.
             ref, cold, cold_py = [], [], []
             measures = [
                 (ref, lambda: reference_rate(ref_files, mb_ref, rules5)),
@@ -522,7 +521,7 @@ def main() -> int:
                 row[key], row[f"{key}_wall"], row[f"{key}_cpu"] = mb / cpu, statistics.median(w for w, _ in got), cpu
                 row[f"{key}_vs_reference"] = [mb / c / r for (_, c), r in zip(got, ref)]
             # What is compared goes in alternation (task code, warm job, and W = 10 beside W = 5),
-            # so that this VM's drift in speed between minutes falls on both sides of a ratio.
+            # so that the machine's drift in speed between minutes falls on both sides of a ratio.
             big = layout == "big"
             settings = [("", rules5, None)] + ([("_w10", rules10, None),
                                                 ("_spread", rules5, 2 * args.cores)] if big else [])

@@ -1,7 +1,7 @@
 """Distribution-free intervals for the median of per-round ratios (bench_count).
 
-Single rounds of a ratio on the shared development VM move by a third, so whether a goal
-holds is read from the median of many rounds and an interval for it, not from one round.
+Single rounds of a ratio on a shared machine move a lot, so whether a goal holds is read
+from the median of many rounds and an interval for it, not from one round.
 """
 
 from __future__ import annotations
