@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from freqgap.runtime import jvm_cds, launcher_cds, spark_python
+from freqgap.runtime import enabled as runtime_enabled, jvm_cds, launcher_cds, spark_python
 from freqgap.paths import DEFAULT_CONF_DIR
 
 _SHIPPED_ATTR = "_freqgap_package_shipped"
@@ -98,8 +98,9 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: boo
     elif not submitted_master:
         spark_conf.setMaster("local[*]")
     settings = default_spark_conf(verbose)
-    if runs_locally(master):
+    if runs_locally(master) and runtime_enabled():        # the preloading worker daemon
         settings.update(read_spark_defaults(SPARK_CONF_DIR / "spark-local.conf"))
+    settings.update(_passed_environment())
     for key, value in (conf or {}).items():
         settings[key] = f"{settings.get(key, '')} {value}".strip() if key in _JAVA_OPTIONS else value
     for key, value in settings.items():
@@ -109,10 +110,15 @@ def get_spark(master: str | None = None, app_name: str = "freqgap", verbose: boo
     runtime = SparkRuntime(SparkContext.getOrCreate(spark_conf))
     # Under spark-submit the JVM started before this call: its log level is set here.
     runtime.sparkContext.setLogLevel("INFO" if verbose else "FATAL")
-    if runtime.sparkContext.master.startswith("local"):
+    if runtime.sparkContext.master.startswith("local") and runtime_enabled():
         spark_python.use_for_workers(runtime.sparkContext)
     ship_package(runtime)
     return runtime
+
+
+def _passed_environment() -> dict[str, str]:
+    """The driver's FREQGAP_* settings (engine, runtime switch) for every executor too."""
+    return {f"spark.executorEnv.{k}": v for k, v in os.environ.items() if k.startswith("FREQGAP_")}
 
 
 def _numpy_converters_without_pandas() -> None:

@@ -15,13 +15,15 @@ from __future__ import annotations
 import os
 import sys
 
+from freqgap.runtime import enabled as runtime_enabled
+
 VARIABLE = "OPENBLAS_NUM_THREADS"
 
 
 def single_threaded_blas() -> bool:
     """Set OPENBLAS_NUM_THREADS=1 unless the user set it or numpy is already imported (then
     it would have no effect). True when set here."""
-    if VARIABLE in os.environ or "numpy" in sys.modules:
+    if VARIABLE in os.environ or "numpy" in sys.modules or not runtime_enabled():
         return False
     os.environ[VARIABLE] = "1"
     return True

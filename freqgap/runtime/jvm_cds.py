@@ -56,7 +56,11 @@ def cache_dir() -> Path:
 
 
 def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
+    """The archives are used unless switched off alone (ENV_SWITCH) or with the whole
+    runtime wing (FREQGAP_RUNTIME=stock)."""
+    from freqgap.runtime import enabled as runtime_enabled
+
+    return runtime_enabled() and os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _java() -> Path | None:
@@ -113,7 +117,7 @@ def with_jars_first(spark_home: str, settings: dict[str, str]) -> dict[str, str]
     archive; every run would then pay for a dump that is thrown away (+8 s, +6 CPU-s on a
     2,000-line count). A class path the user set is left alone (and runs without an archive)."""
     conf_dir = os.environ.get("SPARK_CONF_DIR")
-    if not conf_dir or "spark.driver.extraClassPath" in settings:
+    if not enabled() or not conf_dir or "spark.driver.extraClassPath" in settings:
         return settings
     try:
         if not any(Path(conf_dir).iterdir()):

@@ -36,6 +36,10 @@ def _load_overload_without_refresh(self, sig, target_context):
 
 def load_cached_code_lazily() -> bool:
     """Install the patch once; True when numba's cache loads now skip the refresh."""
+    from freqgap.runtime import enabled as runtime_enabled
+
+    if not runtime_enabled():
+        return False
     import numba
     from numba.core import caching
 

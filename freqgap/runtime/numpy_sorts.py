@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import sys
 
+from freqgap.runtime import enabled as runtime_enabled
+
 # numpy's names of its AVX-512 dispatch targets: since 2.4 by x86-64 level, before by
 # feature group (an unknown name only draws an ImportWarning, hence the version check).
 AVX512_TARGETS_SINCE_2_4 = "X86_V4 AVX512_ICL AVX512_SPR"
@@ -64,7 +66,7 @@ def sort_environment(cpuinfo: str, numpy_version: str, environ: dict[str, str] |
 def prefer_fast_sorts(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, str]:
     """Set numpy's AVX-512 targets aside in this process (and so its children) if it runs
     on Zen 4 and numpy is not imported yet; returns what it set."""
-    if "numpy" in sys.modules:
+    if "numpy" in sys.modules or not runtime_enabled():
         return {}
     try:
         with open(cpuinfo_path, encoding="ascii", errors="replace") as handle:

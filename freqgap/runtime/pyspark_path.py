@@ -25,6 +25,10 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
     import importlib.machinery
     from pathlib import Path
 
+    from freqgap.runtime import enabled as runtime_enabled
+
+    if not runtime_enabled():
+        return []
     if path is None:
         if "pyspark" in sys.modules or "py4j" in sys.modules:      # too late to choose
             return []

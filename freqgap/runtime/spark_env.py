@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from freqgap.runtime import jvm_cds, launcher_cds, spark_python
+from freqgap.runtime import enabled as runtime_enabled, jvm_cds, launcher_cds, spark_python
 
 FLAG = "--freqgap-spark-env"
 
@@ -24,7 +24,7 @@ FLAG = "--freqgap-spark-env"
 def shell_code(jvm_pid: int, spark_class_args: list[str]) -> str:
     """Shell code for `spark-class SPARK_CLASS_ARGS`, whose process (`jvm_pid`) becomes the driver JVM."""
     spark_home = os.environ.get("SPARK_HOME", "")
-    if not spark_home or spark_class_args[:1] != [jvm_cds.SPARK_SUBMIT_CLASS]:
+    if not runtime_enabled() or not spark_home or spark_class_args[:1] != [jvm_cds.SPARK_SUBMIT_CLASS]:
         return ""
     argv = spark_class_args[1:]
     if not jvm_cds.driver_runs_here(spark_home, argv):
