@@ -6,7 +6,6 @@ made from a stored sitting."""
 
 import importlib.util
 import json
-import sys
 from math import comb
 from pathlib import Path
 
