@@ -186,13 +186,14 @@ def _expected_pair(antonymy: bool, r: Sentence) -> bool:
 
 def _coherent_cells(a: list[bool], b: list[bool], differ: bool, test_id: Any,
                     names: tuple[str, str]) -> bool:
-    """Both cells answered uniformly, and their answers differ (or agree when not `differ`)."""
-    if len(set(a)) > 1 or len(set(b)) > 1:
-        return False
+    """Both cells answered uniformly, and their answers differ (or agree when not `differ`).
+    An empty cell is an incomplete group, whatever the other cell holds."""
     if not a or not b:
         missing = names[0] if not a else names[1]
         raise SuiteDataError(f"test_id {test_id!r}: no {missing} sentence for the coherence "
                              "test (the group is incomplete)")
+    if len(set(a)) > 1 or len(set(b)) > 1:
+        return False
     return (a[0] != b[0]) if differ else (a[0] == b[0])
 
 
@@ -253,5 +254,8 @@ def score(rows: list[Sentence]) -> dict[str, Any]:
 
 
 def score_file(path: str | Path) -> dict[str, Any]:
-    """Score a predictions file in the authors' format."""
-    return score(load(path, with_predictions=True))
+    """Score a predictions file in the authors' format; an incomplete test_id group is
+    refused, as before a model run (check_groups), not scored as a smaller one."""
+    rows = load(path, with_predictions=True)
+    check_groups(rows, path)
+    return score(rows)
