@@ -19,6 +19,7 @@ inputs (docs/guarantees.md).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -33,6 +34,32 @@ LOCK_NAME = ".lock"
 
 class DirectoryBusyError(FreqgapError):
     """Another run holds the output directory."""
+
+
+class DiskFullError(FreqgapError):
+    """The output's file system filled up during the run."""
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """ENOSPC from Python, or the same inside a Spark/JVM error's text."""
+    return ((isinstance(exc, OSError) and exc.errno == errno.ENOSPC)
+            or "No space left on device" in str(exc))
+
+
+def device_of(path: str | Path) -> str:
+    """The device (as /proc/mounts names it) holding `path`, or its mount point."""
+    mount = os.path.realpath(path)
+    while not os.path.ismount(mount) and os.path.dirname(mount) != mount:
+        mount = os.path.dirname(mount)
+    try:
+        with open("/proc/mounts", encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) > 1 and fields[1] == mount:
+                    return f"{fields[0]} ({mount})"
+    except OSError:
+        pass
+    return mount
 
 
 def writable_dir(option: str, value: str | os.PathLike) -> Path:
@@ -184,7 +211,9 @@ def claim(directory: str | Path, option: str = "--out", beside: bool = False,
     """Check, create and hold `directory` for this run; the directories this call created
     that the run left empty (refused before writing) are removed again. URIs are not
     claimed. With `stage`, refuses another stage's result, an output overlapping `inputs`
-    and (with `settings`) a result of other settings without `force` (module docstring)."""
+    and (with `settings`) a result of other settings without `force` (module docstring).
+    A full disk during the run (ENOSPC, also inside a Spark error) becomes one line naming
+    the device and the directory."""
     path = writable_dir(option, directory)
     if "://" in str(directory):
         yield path
@@ -203,6 +232,12 @@ def claim(directory: str | Path, option: str = "--out", beside: bool = False,
             if stage is not None:
                 refuse_other_result(option, directory, stage, settings, force)
             yield path
+    except Exception as exc:
+        if not _disk_full(exc):
+            raise
+        rerun = "rerun with --resume" if stage == "count_terms" else "rerun"
+        raise DiskFullError(f"no space left on {device_of(path)} while writing {path}; free "
+                            f"space and {rerun}") from None
     finally:
         for d in created:        # leaf first; stops at the first the run wrote into
             try:

@@ -124,3 +124,19 @@ def test_directory_lock_is_on_the_resolved_path(tmp_path):
             DirLock(tmp_path / "alias").acquire()
         with pytest.raises(DirectoryBusyError):
             DirLock(tmp_path / "alias" / ".." / "d").acquire()
+
+
+@pytest.mark.parametrize("error", [
+    OSError(28, "No space left on device"),
+    RuntimeError("py4j.protocol.Py4JJavaError: An error occurred while calling o51.save.\n"
+                 ": java.io.IOException: No space left on device\n\tat java.base/..." * 30),
+], ids=["python", "spark"])
+def test_a_full_disk_is_one_line_naming_device_and_directory(tmp_path, error):
+    from freqgap.outdir import DiskFullError, claim, device_of
+
+    with pytest.raises(DiskFullError) as caught:
+        with claim(tmp_path / "cs", beside=True, stage="count_terms"):
+            raise error
+    said = str(caught.value)
+    assert "\n" not in said and said == (f"no space left on {device_of(tmp_path)} while writing "
+                                         f"{tmp_path / 'cs'}; free space and rerun with --resume")
