@@ -13,10 +13,12 @@ scratch by the next run (docs/cluster.md, "Object stores").
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from functools import wraps
 from urllib.parse import urlparse
 
 from freqgap.counting.inputs import arrow_fs
-from freqgap.errors import UsageError
+from freqgap.errors import FreqgapError, UsageError
 
 # Schemes pyarrow.fs opens natively (Hadoop's s3a/s3n names are s3 to Arrow).
 OBJECT_STORE_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss"})
@@ -43,19 +45,47 @@ def refuse_credentials(uri: str) -> None:
                          "store's own variables) in the environment instead")
 
 
+class ObjectStoreError(FreqgapError):
+    """The store refused an operation (no such bucket, access denied, endpoint down)."""
+
+
+@contextmanager
+def _answering(uri: str):
+    """The store's refusal as one line that names the URI and what to check."""
+    try:
+        yield
+    except OSError as exc:
+        reason = " ".join(str(exc).split())
+        raise ObjectStoreError(f"{uri}: {reason} (check that the bucket exists, and "
+                               "AWS_ENDPOINT_URL and the credentials in the environment)") from None
+
+
+def _checked(method):
+    @wraps(method)
+    def call(self, uri: str, *args):
+        with _answering(uri):
+            return method(self, uri, *args)
+    return call
+
+
 class ObjectStore:
-    """exists / delete / mkdirs / rename / list / read and write small text files."""
+    """exists / delete / mkdirs / rename / list / read and write small text files; a
+    refusal of the store is an ObjectStoreError (one line), except rename's own "could
+    not rename" (an OSError, as on the other routes)."""
 
     @staticmethod
     def _info(uri: str):
         fs, path = arrow_fs(uri)
-        return fs, path, fs.get_file_info(path)
+        with _answering(uri):
+            return fs, path, fs.get_file_info(path)
 
+    @_checked
     def exists(self, uri: str) -> bool:
         import pyarrow.fs as pafs
 
         return self._info(uri)[2].type != pafs.FileType.NotFound
 
+    @_checked
     def delete(self, uri: str) -> None:
         """Recursive; a missing path is no error."""
         import pyarrow.fs as pafs
@@ -66,6 +96,7 @@ class ObjectStore:
         elif info.type != pafs.FileType.NotFound:
             fs.delete_file(path)
 
+    @_checked
     def mkdirs(self, uri: str) -> None:
         fs, path = arrow_fs(uri)
         fs.create_dir(path, recursive=True)
@@ -80,18 +111,20 @@ class ObjectStore:
         _, target, there = self._info(dst)
         if info.type == pafs.FileType.NotFound or there.type != pafs.FileType.NotFound:
             raise OSError(f"could not rename {src} to {dst}")
-        if info.type != pafs.FileType.Directory:
-            fs.move(source, target)
-            return
-        fs.create_dir(target, recursive=True)
-        for item in fs.get_file_info(pafs.FileSelector(source, recursive=True)):
-            inner = target + item.path[len(source):]
-            if item.type == pafs.FileType.Directory:
-                fs.create_dir(inner, recursive=True)
-            else:
-                fs.copy_file(item.path, inner)
-        fs.delete_dir(source)
+        with _answering(src):
+            if info.type != pafs.FileType.Directory:
+                fs.move(source, target)
+                return
+            fs.create_dir(target, recursive=True)
+            for item in fs.get_file_info(pafs.FileSelector(source, recursive=True)):
+                inner = target + item.path[len(source):]
+                if item.type == pafs.FileType.Directory:
+                    fs.create_dir(inner, recursive=True)
+                else:
+                    fs.copy_file(item.path, inner)
+            fs.delete_dir(source)
 
+    @_checked
     def list_names(self, uri: str) -> list[str]:
         import pyarrow.fs as pafs
 
@@ -99,11 +132,13 @@ class ObjectStore:
         infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         return sorted(i.base_name for i in infos)
 
+    @_checked
     def read_text(self, uri: str) -> str:
         fs, path = arrow_fs(uri)
         with fs.open_input_stream(path, compression=None) as stream:
             return stream.read().decode("utf-8")
 
+    @_checked
     def write_text_atomic(self, uri: str, text: str) -> None:
         """One PUT: an object store shows a new object whole or not at all."""
         fs, path = arrow_fs(uri)

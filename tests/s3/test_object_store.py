@@ -50,3 +50,10 @@ def test_remote_parquet_input(bucket, tmp_path):
 def test_credentials_in_an_output_uri_are_refused(uri):
     with pytest.raises(UsageError, match="AWS_ACCESS_KEY_ID"):
         qualify(uri)
+
+
+def test_a_missing_bucket_is_one_line(bucket):
+    from freqgap.counting.objectstore import ObjectStoreError
+
+    with pytest.raises(ObjectStoreError, match=r"^s3://fg-no-such-bucket/out/_work: .*check that the bucket"):
+        Storage(None).mkdirs("s3://fg-no-such-bucket/out/_work")
