@@ -56,8 +56,7 @@ class SparkRuntime:
 
     Why not a SparkSession: every job here runs the package's own task code over RDDs, and a
     SparkSession's JVM side (SQL settings, extensions, the ML functions registered through
-    Scala reflection) cost about 1.4 CPU-s of a cold run's JVM and served nothing
-    (docs/counting.md, "Start-up costs"). `session()` makes one, on demand, over the same
+    Scala reflection) cost a cold run's JVM much and served nothing (docs/performance.md). `session()` makes one, on demand, over the same
     context for a caller that wants SQL.
     """
 
@@ -127,7 +126,7 @@ def _numpy_converters_without_pandas() -> None:
 
     Why: py4j asks every input converter about every argument of every JVM call, and
     PySpark's two numpy converters answer by importing `pyspark.testing.utils` to learn
-    whether numpy is installed; that module imports pandas (0.3-0.5 CPU-s of every cold
+    whether numpy is installed; that module imports pandas (a costly part of every cold
     count's driver). An object can only be a numpy value when numpy is imported, so
     `sys.modules` answers the same.
     """

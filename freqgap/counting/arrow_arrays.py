@@ -1,7 +1,7 @@
 """Arrow arrays from numpy arrays and Python lists, built without pyarrow's pandas check.
 
 Why: `pa.array(...)`, given anything (a list included), first asks pandas whether its
-argument is a pandas object, and so imports pandas: 0.3-0.4 CPU-s in the worker daemon and
+argument is a pandas object, and so imports pandas, a costly import in the worker daemon and
 in the driver of every cold count, for objects that are never pandas objects here. These
 build the same arrays from their buffers (`tests/counting/test_arrow_arrays.py` compares
 them with `pa.array`; `test_startup_imports.py` checks that counting loads no pandas).

@@ -57,7 +57,7 @@ def _all_equal(strings: pa.Array, value: str) -> bool:
     if isinstance(strings, pa.DictionaryArray) and len(strings.dictionary) == 1:
         return strings.dictionary[0].as_py() == value        # partials._count_batch's
     if not isinstance(strings, pa.StringArray):
-        import pyarrow.compute as pc   # rare here; its import costs 0.03-0.06 CPU-s (partials.py)
+        import pyarrow.compute as pc   # rare here; its import is not free (partials.py)
 
         return bool(pc.all(pc.equal(strings, value)).as_py())
     want = np.frombuffer(value.encode(), np.uint8)

@@ -33,8 +33,8 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
 
     Why dictionaries: each distinct term is decoded once (a key range of a million triples
     holds a few ten thousand), and Parquet's writer stores a dictionary array's indices as
-    they are, where a string column is first materialised (a take: 0.07 CPU-s for 2 M
-    real-text triples) and then written value by value. `_write` stores no Arrow schema, so
+    they are, where a string column is first materialised (a take) and then written value
+    by value. `_write` stores no Arrow schema, so
     readers get the contract's plain string columns back. The indices:
     the engine's `term_indices` (compiled, or numpy's)."""
     order = LAYOUT[name][1]
@@ -72,8 +72,7 @@ def row_groups(rows: int, most: int) -> int:
     """Rows per row group for a file of `rows`: as few groups as hold at most `most` rows,
     of even size. Why: every row group repeats each term column's dictionary (all distinct
     terms of the key range, ~56 K for 313 MB of real text), so a short tail group costs
-    nearly as much to write as a full one (W = 10 triples, 1.42 M rows: Parquet's default
-    1,048,576 + 372,491 rows 0.062 CPU-s, one group 0.050, min of 15)."""
+    nearly as much to write as a full one (docs/performance.md)."""
     groups = max(1, -(-rows // most))
     return max(1, -(-rows // groups))
 
@@ -87,16 +86,14 @@ def _write(table: pa.Table, directory: str, stem: str, rows_per_file: int) -> in
         name = f"{stem}-{files:03d}.parquet"
         tmp = f"{path}/.{name}.tmp"
         # The term columns go in as dictionary arrays (decode_table), written as Parquet
-        # dictionary pages and RLE indices without a string per row (2 M real-text triples:
-        # 0.15-0.19 -> 0.09-0.12 CPU-s with the take before, 6.5 -> 5.1 MB). No Arrow schema
+        # dictionary pages and RLE indices without a string per row. No Arrow schema
         # in the file, so every reader gets plain string columns (the contract's types), not
         # dictionaries. Min/max statistics only for the integer columns: those of the term
         # columns were 40 % of the write's CPU, and key order is not string order, so they
         # would hardly ever let a reader skip a row group. The columns are REQUIRED (the
         # contract's: no nulls), so no definition levels are encoded, and the integer columns
-        # are delta-encoded instead of dictionary-encoded (no hash table of every count):
-        # W = 10's 2.7 M rows of real text, the write 0.214 -> 0.185 CPU-s (medians of 9,
-        # alternating), 7.70 -> 7.73 MB (plain integers: 0.160 CPU-s, 8.71 MB).
+        # are delta-encoded instead of dictionary-encoded (no hash table of every count;
+        # what each choice saves: docs/performance.md).
         integers = [f.name for f in table.schema if pa.types.is_integer(f.type)]
         chunk = table.slice(start, rows_per_file)
         pq.write_table(chunk, tmp, filesystem=fs, store_schema=False,

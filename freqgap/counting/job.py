@@ -18,8 +18,8 @@ the tables. The JVM schedules and carries one small result per task; it never to
 per-key row.
 
 The driver imports only what plans, tracks and commits a run (inputs, kinds, task_results,
-storage: no numpy, pyarrow or zstandard, which cost 0.2-0.25 CPU-s of every cold run's
-driver; tests/counting/test_startup_imports.py checks); the functions that run in the tasks
+storage: no numpy, pyarrow or zstandard, whose imports every cold run's driver would pay;
+tests/counting/test_startup_imports.py checks); the functions that run in the tasks
 import the task code when they run there.
 """
 
@@ -54,9 +54,7 @@ REDUCE_ROWS = 20_000_000             # partial rows per reduce task (bounds its 
 ONE_REDUCER_ROWS = 1_000_000         # below this, one reduce task writes one file per table
 # Count tasks per core and group (balanced_bins). One: each task hands over its own partial
 # sums and costs tens of ms beyond its work, and bins balanced by size leave little for
-# dynamic scheduling to even out; 24 real-text files on 2 cores, warm job, 12 alternating
-# rounds (2026-12-02): 1.490 -> 1.437 CPU-s and 0.855 -> 0.818 s wall (medians) with 1;
-# 24 generated files: 1.455 -> 1.370 CPU-s and 0.878 -> 0.829 s.
+# dynamic scheduling to even out (measured: docs/performance.md).
 TASKS_PER_CORE = 1
 SPREAD_MIN_BYTES = 64 << 20          # on disk: a smaller group is never spread by default
 
@@ -283,9 +281,8 @@ class CountJob:
         """Count tasks to spread a group's lines over, or 0. Spreading writes and reads the
         decompressed text once more (counting/spread.py), so by default only when more than
         half the cores would otherwise idle (fewer files than half the cores) and the group
-        is big enough for that to shorten the run: under SPREAD_MIN_BYTES on disk (about a
-        CPU-second of counting) the split job costs more than it saves (a cold count of a
-        2,000-line file: 0.3-0.5 CPU-s and 0.4-0.8 s of wall time more with it)."""
+        is big enough for that to shorten the run: under SPREAD_MIN_BYTES on disk the split
+        job costs more than it saves (docs/performance.md)."""
         parallel = max(1, self.spark.sparkContext.defaultParallelism)
         if self.opts.spread is not None:
             return self.opts.spread

@@ -118,8 +118,8 @@ class _Accumulator:
 
 def _count_batch(kind: str, keys: np.ndarray, counts: np.ndarray) -> pa.RecordBatch:
     """Count rows of one kind, the kind column dictionary-encoded (one entry, int8 indices):
-    a million rows carry no million strings (the cast to strings and the check that they
-    are all one kind cost 28 ms per million rows: 0.2 CPU-s of a real-text run at W = 10)."""
+    a million rows carry no million strings (no cast to strings, no check that they are all
+    one kind: docs/performance.md)."""
     kinds = pa.DictionaryArray.from_arrays(arrow_arrays.numeric(np.zeros(keys.shape[0], dtype=np.int8)),
                                            arrow_arrays.strings([kind]))
     return pa.RecordBatch.from_arrays([kinds, arrow_arrays.numeric(keys), arrow_arrays.numeric(counts)],
@@ -240,7 +240,7 @@ class _ArrowChunk:
         if parsed is None:
             return None
         texts, subsets = parsed
-        import pyarrow.compute as pc   # the numpy path's only: 0.03-0.06 CPU-s to import, which
+        import pyarrow.compute as pc   # the numpy path's only: a costly import, which
         # the compiled path (every worker forked from the daemon) would otherwise pay for nothing
 
         counts = {} if subsets is None else {item["values"]: item["counts"] for item in

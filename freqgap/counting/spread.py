@@ -4,8 +4,8 @@ zstd and gzip are not splittable, so a group with fewer files than cores would l
 idle. A split task decompresses one file and writes its lines, cut after a newline, as
 plain *pieces* of about PIECE_BYTES under the work directory; count tasks then read pieces
 in size-balanced bins. Why files, not Spark's shuffle: moving the decompressed text through
-the JVM (pickled, lz4-compressed, written, read) cost 3.4 JVM CPU-s per 313 MB, twice the
-whole count; writing and reading a piece costs a memory copy each.
+the JVM (pickled, lz4-compressed, written, read) cost more than the whole count; writing
+and reading a piece costs a memory copy each (docs/performance.md).
 
 A piece keeps its file index and the number of its first line, so a bad record is still
 named by the original file and line. Parquet inputs are not split (they are counted whole

@@ -2,7 +2,7 @@
 
 Why a module of its own: the driver plans the reduce from these alone, and must not import
 the run files' reader and writer (`exchange`: numpy, pyarrow), which the driver of a count
-never needs and which cost 0.2-0.25 CPU-s of every cold run. So the key ranges are cut in
+never needs and whose imports every cold run would pay. So the key ranges are cut in
 plain Python: a sort of one sample per INDEX_STEP partial rows (a thousand for 4 M rows).
 """
 

@@ -1,9 +1,8 @@
 """No OpenBLAS thread pool in the counting processes, which do no linear algebra.
 
 Why: numpy's bundled OpenBLAS starts a thread per core when numpy is imported, and each
-spins for a while before it sleeps: ~0.1 CPU-s of every process that imports numpy
-(measured: `import numpy` then a sleep, 0.19-0.23 CPU-s, 0.07-0.12 with one thread). A
-cold count pays it in the driver and in the worker daemon; the count's code never calls
+spins for a while before it sleeps, in every process that imports numpy (measured:
+docs/performance.md). A cold count pays it in the driver and in the worker daemon; the count's code never calls
 BLAS. OpenBLAS reads `OPENBLAS_NUM_THREADS` once, when numpy loads it, so this must run
 before that: `freqgap count` calls it first (cli/count.py), and conf/spark sets the same
 variable for the Python workers (`spark.executorEnv.OPENBLAS_NUM_THREADS`). Only there:

@@ -3,7 +3,7 @@ the JVM it starts, `conf/spark/spark-env.sh` gives it to a plain `SPARK_CONF_DIR
 spark-submit`, and `python -m freqgap.runtime.jvm_cds ARGS` is `spark-submit ARGS` with it whatever
 the conf directory.
 
-Why: a cold driver spends about 4 of its ~9 CPU-s start-up loading, parsing and verifying
+Why: a cold driver spends a large part of its start-up loading, parsing and verifying
 some 20,000 classes; a dynamic AppCDS archive (JDK 13+) maps them ready-made. The first run
 on a machine dumps it at JVM exit (`-XX:ArchiveClassesAtExit`), later runs map it
 (`-XX:SharedArchiveFile`). Safety, because a truncated archive crashes the JVM (SIGBUS):
@@ -114,8 +114,7 @@ def _read(path: Path) -> str:
 def with_jars_first(spark_home: str, settings: dict[str, str]) -> dict[str, str]:
     """`settings` with Spark's jars ahead of a non-empty SPARK_CONF_DIR on the driver's class
     path. Why: Spark puts SPARK_CONF_DIR first, where the JDK refuses to dump or map an
-    archive; every run would then pay for a dump that is thrown away (+8 s, +6 CPU-s on a
-    2,000-line count). A class path the user set is left alone (and runs without an archive)."""
+    archive; every run would then pay for a dump that is thrown away. A class path the user set is left alone (and runs without an archive)."""
     conf_dir = os.environ.get("SPARK_CONF_DIR")
     if not enabled() or not conf_dir or "spark.driver.extraClassPath" in settings:
         return settings
@@ -178,7 +177,7 @@ def map_options(archive: Path) -> str:
 
 def _mark_used(archive: Path) -> None:
     """Its modification time set to now: `_prune` keeps the archives used last, so a set-up
-    in daily use is not dropped for newer ones used once (each dump costs 13-21 CPU-s).
+    in daily use is not dropped for newer ones used once (each dump costs a slow run).
     Nothing in an archive's name or check depends on the time; a read-only cache keeps it."""
     try:
         os.utime(archive)
@@ -326,7 +325,7 @@ def spark_env(jvm_pid: int, spark_class_args: list[str]) -> str:
     the archive's options added to SPARK_SUBMIT_OPTS; '' for anything else.
 
     Why here: a plain `SPARK_CONF_DIR=conf/spark spark-submit ...` then maps the archive too
-    (a cold run: ~3 CPU-s less). spark-class execs into the driver JVM, so `jvm_pid` (the
+    (docs/performance.md). spark-class execs into the driver JVM, so `jvm_pid` (the
     script's own pid) becomes the JVM's: a first run's dump is published by a watcher process
     once that JVM has exited, as `submit` does after waiting for it.
     """

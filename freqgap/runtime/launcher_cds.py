@@ -1,12 +1,12 @@
 """A class-data-sharing archive for Spark's launcher JVM, the short one `spark-class` runs
 before every driver to build its command line (`org.apache.spark.launcher.Main`).
 
-Why: that JVM costs every spark-submit and every `get_spark()` 0.13-0.14 CPU-s; with an
-archive of the classes it loads, 0.06-0.07 (15 runs each, 2026-12-03, Zen 4). Spark reads
+Why: that JVM is paid by every spark-submit and every `get_spark()`; an archive of the
+classes it loads about halves it (docs/performance.md). Spark reads
 its options from `SPARK_LAUNCHER_OPTS`, which `conf/spark/spark-env.sh` (through
 `spark_env --freqgap-spark-env`) and `get_spark()` set. The archive is made on first use, at
-once: the launcher run alone with `-XX:ArchiveClassesAtExit` (~0.5 s, once per machine
-and set-up), checked with `-Xshare:on` and renamed into place (`jvm_cds.finish`), under its
+once: the launcher run alone with `-XX:ArchiveClassesAtExit` (once per machine and
+set-up), checked with `-Xshare:on` and renamed into place (`jvm_cds.finish`), under its
 own directory so its small archives never push the driver's large ones out of
 `jvm_cds`'s four. Keyed, checked and switched off (`FREQGAP_JVM_CDS=0`) as the driver's.
 """

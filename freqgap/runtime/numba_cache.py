@@ -4,9 +4,9 @@ Why: loading a function from numba's on-disk cache (`cache=True`) starts with
 `target_context.refresh()`, which imports and installs every registry of numba's lowering
 and typing implementations, what compiling needs. Loading cached code needs none of it:
 the object code is linked as it is and the function's type comes from the cache's index.
-Measured in the worker daemon's preload (numba 0.68.1): the first count's cache loads
-0.25 CPU-s, 0.21 of it that refresh. Every process that counts with the compiled finder
-pays it once, the daemon of a cold run included.
+In the worker daemon's preload that refresh is most of the first count's cache loads
+(docs/performance.md), and every process that counts with the compiled finder pays it
+once, the daemon of a cold run included.
 
 A compile still refreshes first (numba's compiler does it itself: `compiler.py`), so a cache
 miss, a new signature or a function defined later all compile as before. The patch is

@@ -1,19 +1,18 @@
-"""numpy's AVX2 sorts instead of its AVX-512 ones on AMD Zen 4, where those run 5x slower.
+"""numpy's AVX2 sorts instead of its AVX-512 ones on AMD CPUs of family 19h with AVX-512,
+where those run several times slower.
 
 Why: the counting task sorts every chunk's window keys with numpy (`compiled._sort_keys`).
 numpy dispatches its sorts to x86-simd-sort's AVX-512 code wherever the CPU has AVX-512,
 and that code writes each partition step with a compress-store to memory (`vpcompressq`),
-which AMD's Zen 4 runs as microcode (over 100 cycles: numpy/x86-simd-sort issue 6, numpy
-PR 32690). Measured on a Zen 4 VM (AMD EPYC, family 25, model 17), a million random int64
-keys: 54 ns a key with AVX-512, 10-11.5 with the AVX2 code of the same library; one
-157 MB real-text file's task code at W = 10, its sorts 0.20 -> 0.07 CPU-s. numpy reads
+which AMD's family 19h cores with AVX-512 run as microcode (numpy/x86-simd-sort issue 6,
+numpy PR 32690; measured: docs/performance.md). numpy reads
 `NPY_DISABLE_CPU_FEATURES` once, when it is first imported, so this must run before that:
 `freqgap/counting/__init__.py` calls it, ahead of every module that imports numpy, in the
 driver, the worker daemon and every Python worker. Sorted values are the same either way.
 
 It changes nothing where the user set `NPY_DISABLE_CPU_FEATURES` (or
 `FREQGAP_NUMPY_AVX512_SORTS=1`), where numpy is already imported, or on any other CPU
-(Intel's AVX-512 sorts are numpy's fastest; Zen 5, family 26, runs the compress-store fast).
+(Intel's AVX-512 sorts are numpy's fastest; AMD's family 26 runs the compress-store fast).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from freqgap.runtime import enabled as runtime_enabled
 # feature group (an unknown name only draws an ImportWarning, hence the version check).
 AVX512_TARGETS_SINCE_2_4 = "X86_V4 AVX512_ICL AVX512_SPR"
 AVX512_TARGETS_BEFORE_2_4 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
-ZEN4_FAMILY = 25            # AMD family 19h: Zen 3 (no AVX-512) and Zen 4
+ZEN4_FAMILY = 25            # AMD family 19h: with AVX-512 only in its later models
 NPY_VAR = "NPY_DISABLE_CPU_FEATURES"
 OPT_OUT = "FREQGAP_NUMPY_AVX512_SORTS"
 
@@ -43,7 +42,7 @@ def cpu_fields(cpuinfo: str) -> dict[str, str]:
 
 
 def is_zen4(cpuinfo: str) -> bool:
-    """Whether /proc/cpuinfo's text describes an AMD Zen 4 CPU (family 19h with AVX-512)."""
+    """Whether /proc/cpuinfo's text describes an AMD CPU of family 19h with AVX-512."""
     fields = cpu_fields(cpuinfo)
     return (fields.get("vendor_id") == "AuthenticAMD" and fields.get("cpu family") == str(ZEN4_FAMILY)
             and "avx512f" in fields.get("flags", "").split())
@@ -56,8 +55,8 @@ def avx512_targets(numpy_version: str) -> str:
 
 
 def sort_environment(cpuinfo: str, numpy_version: str, environ: dict[str, str] | os._Environ) -> dict[str, str]:
-    """The environment numpy should be imported with for fast sorts here: empty unless Zen 4
-    and the user chose nothing."""
+    """The environment numpy should be imported with for fast sorts here: empty unless such
+    an AMD CPU and the user chose nothing."""
     if NPY_VAR in environ or environ.get(OPT_OUT) == "1" or not is_zen4(cpuinfo):
         return {}
     return {NPY_VAR: avx512_targets(numpy_version)}
@@ -65,7 +64,7 @@ def sort_environment(cpuinfo: str, numpy_version: str, environ: dict[str, str] |
 
 def prefer_fast_sorts(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, str]:
     """Set numpy's AVX-512 targets aside in this process (and so its children) if it runs
-    on Zen 4 and numpy is not imported yet; returns what it set."""
+    on such an AMD CPU and numpy is not imported yet; returns what it set."""
     if "numpy" in sys.modules or not runtime_enabled():
         return {}
     try:

@@ -16,7 +16,7 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
     Why: Spark puts `pyspark.zip` and `py4j-<version>-src.zip` first on every Python
     worker's path (and spark-submit on its Python driver's), and a zip holds no compiled
     `.pyc`: the daemon (or driver) then compiles each PySpark module it imports from source,
-    1.25 CPU-s against 0.17 from the installed package's `__pycache__`. pip's pyspark
+    several times what loading the installed package's `__pycache__` costs. pip's pyspark
     carries the zip inside itself (`<site>/pyspark/python/lib/pyspark.zip`, built from the
     same sources), so where that is the pyspark this interpreter would import without the
     zip, the zip goes; the py4j zip goes where the installed py4j has the version in its
@@ -58,8 +58,8 @@ def prefer_installed_packages(path: list[str] | None = None) -> list[str]:
 
 def _py4j_version(package: "Path") -> str | None:
     """The version an installed py4j declares (`py4j/version.py`), read without importing
-    it or `importlib.metadata`: that import alone cost a spark-submit driver 0.04 CPU-s,
-    and py4j may not be imported before the choice of which py4j it is."""
+    it or `importlib.metadata`: that import alone is a visible part of a spark-submit
+    driver's start, and py4j may not be imported before the choice of which py4j it is."""
     import re
 
     try:

@@ -1,5 +1,5 @@
 """What `conf/spark/spark-env.sh` sets for a spark-submit whose driver runs here, from one
-Python start (`python -m freqgap.runtime.spark_env --freqgap-spark-env PID ARGS`, ~0.05 CPU-s):
+Python start (`python -m freqgap.runtime.spark_env --freqgap-spark-env PID ARGS`):
 
   * the driver JVM's class archive (`jvm_cds.spark_env`: its options, Spark's jars first);
   * the launcher JVM's archive (`launcher_cds`: SPARK_LAUNCHER_OPTS);
@@ -8,7 +8,7 @@ Python start (`python -m freqgap.runtime.spark_env --freqgap-spark-env PID ARGS`
 Spark's scripts source spark-env.sh before they run the launcher, with spark-class's
 arguments as `$@`; this prints shell code for it, and nothing for any other class or a
 cluster-mode driver. Each part is off where it does not apply (FREQGAP_JVM_CDS=0: both
-archives).
+archives; FREQGAP_RUNTIME=stock: all of it).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ installed.
 Why: Spark puts `pyspark.zip`, `py4j-<version>-src.zip` and spark-core's jar first on the
 PYTHONPATH of every Python it starts (`PythonUtils.sparkPythonPath`). The interpreter's very
 first import (`encodings`, before any code of ours runs) then reads the directory of each
-archive, in Python: 7,458 entries, 0.047 CPU-s of every such process (`python -c pass`
-with those three first on PYTHONPATH: 83-85 ms, without 32-39). Where pip installed
+archive, in Python: thousands of entries, in every such process (docs/performance.md).
+Where pip installed
 PySpark the zips hold the same files as the installed packages (`pyspark_path`), and the
 jar holds no Python at all, so nothing is lost by leaving them off. A POSIX shell script
 (`spark-python.sh`, a millisecond) drops exactly the entries named in

@@ -1,16 +1,16 @@
 """PySpark's worker daemon, with the counting code loaded once before it forks the workers.
 
 Why: every Python worker otherwise imports numpy, pyarrow, zstandard and freqgap.counting
-and loads numba's cached machine code itself (~1 CPU-s each); forked from a daemon that did
+and loads numba's cached machine code itself; forked from a daemon that did
 it once, each worker starts with all of it in place (copy-on-write). Spark runs it as
 `python -m freqgap.runtime.worker_daemon` (`spark.python.daemon.module`): get_spark() sets
 that in local mode only, where this package is on the workers' path before any task runs
 (a cluster's executors see the shipped zip only once a task starts). It also imports
 PySpark's worker module and keeps zip archives' directories across importlib's cache
-invalidation (`keep_zip_directories`): with both, a fresh worker's first task costs ~0.01
-CPU-s beyond its work instead of 0.4-0.5. And it imports PySpark from the installed package
-rather than Spark's zip of it where the two are the same (`prefer_installed_packages`:
-1.1 CPU-s less per daemon).
+invalidation (`keep_zip_directories`): with both, a fresh worker's first task costs little
+beyond its work. And it imports PySpark from the installed package rather than Spark's zip
+of it where the two are the same (`prefer_installed_packages`). What each saves:
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def preload() -> None:
     """Import the task code and run it once on one record (numba loads its cached code).
 
     The cyclic garbage collector is off meanwhile and runs no collection after it: the
-    imports make objects that all live on, so its passes over them found nothing to free
-    (0.04-0.1 CPU-s of the daemon's 0.77-0.87), and a last full collection before the freeze
-    cost 0.07 CPU-s to free a few cycles of the warm-up's (Python's documented pre-fork
+    imports make objects that all live on, so its passes over them found nothing to free,
+    and a last full collection before the freeze would only free a few cycles of the
+    warm-up's (Python's documented pre-fork
     idiom: gc.disable() early, gc.freeze() before the fork, no collection between)."""
     enabled = gc.isenabled()
     gc.disable()
@@ -46,10 +46,10 @@ def _load_task_code() -> None:
     import importlib
 
     # PySpark's daemon imports its worker module after each fork, lest an import start a
-    # thread before the fork; this one starts none (0.07-0.1 CPU-s a worker, paid once here).
+    # thread before the fork; this one starts none (paid once here, not in every worker).
     importlib.import_module("pyspark.worker")
     # The modules of every task kind (count, spill, split, reduce), imported once here
-    # rather than in each worker (the reduce's Parquet writer: ~0.02 CPU-s a worker).
+    # rather than in each worker (the reduce's Parquet writer included).
     for name in ("exchange", "final_tables", "spread"):
         importlib.import_module(f"freqgap.counting.{name}")
     from freqgap.counting.partials import count_lines
@@ -73,8 +73,8 @@ def keep_zip_directories():
     Why: a worker's first task calls importlib.invalidate_caches() (PySpark's
     setup_spark_files), and since Python 3.10 every zipimporter then re-reads its whole
     archive's directory: in local mode pyspark.zip 14 times (one importer per package) and
-    spark-core's jar twice, some 33,000 entries parsed in Python, 0.3-0.4 CPU-s per fresh
-    worker, more than the rest of its start. Each importer this daemon holds is stamped with
+    spark-core's jar twice, tens of thousands of entries parsed in Python per fresh worker,
+    more than the rest of its start. Each importer this daemon holds is stamped with
     its archive's (mtime, size) before it forks; an importer whose archive is unchanged since
     its stamp keeps its directory, any other re-reads it as before and is stamped anew. The
     stamp is the importer's own (an archive has one importer per package in it: each must

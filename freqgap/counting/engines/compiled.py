@@ -6,7 +6,7 @@ words up in a hash table only where a token may be a term touches each byte abou
 numba is a wheel (llvmlite bundled, no compiler on the user's machine); where it is
 missing, `freqgap.counting.engines` falls back to the numpy finder, which gives the same
 result. Compiled code is cached on disk (`cache=True`, also from the zip shipped to
-executors), so the JIT cost (a few CPU-seconds) is paid once per machine, not per task.
+executors), so the JIT cost is paid once per machine, not per task.
 
 Same semantics as `TermRules.term_of` on `text.split()`: Python's 29 whitespace characters
 split tokens (the JSON reader writes each as spaces, `_spaced_copy` does it for other
@@ -237,8 +237,7 @@ def _runs_into(keys, uniq, counts):
     for every key); returns how many. One pass without a branch per key (about half of a
     chunk's window keys repeat one before them: a branch on it mispredicts). The key before
     and the running count are kept in registers: read back from `counts[m]`, each step
-    waited on the store of the step before (one real-text file's 62 runs at W = 10: 0.0151-
-    0.0153 -> 0.0116-0.0120 CPU-s, min of 9)."""
+    waited on the store of the step before (docs/performance.md)."""
     n = keys.shape[0]
     if n == 0:
         return 0
@@ -347,10 +346,9 @@ def _window_keys(doc, pos, rank, gid, window, bits, want_triples):
     them per key (15 % of this pass at W = 10). The loops run over slices (a term's later
     terms, the keys' place in the output): numba tests an index for a negative value on every
     load and store unless it can tell it is not, which it can for an index counted from 0 in
-    a slice and not for one from i + 1 in the whole array (one 157 MB real-text file at
-    W = 10: 0.054 -> 0.041 CPU-s, medians of 12). The descents are counted afterwards, by
-    `_descents`: carried from key to key inside these loops, the count tied each store to
-    the comparison before it (the same file: 0.029 -> 0.023 CPU-s, min of 9)."""
+    a slice and not for one from i + 1 in the whole array. The descents are counted
+    afterwards, by `_descents`: carried from key to key inside these loops, the count tied
+    each store to the comparison before it (docs/performance.md)."""
     n = doc.shape[0]
     end = np.empty(n, np.int64)
     packed = np.empty(n, np.int64)
@@ -401,13 +399,9 @@ LONG_RUNS = 16     # mean length of the ascending runs from which timsort beats 
 def _sort_keys(keys: np.ndarray, descents: int) -> None:
     """Sort a chunk's keys in place (np.unique would copy, mask and diff): with numpy's
     timsort where they were made in long ascending runs, else its quicksort. Real text's
-    dense runs of numbers (tables, listings) make triples in runs of 10-600 keys; on keys in
-    no order (runs of 2: the generated corpus, most pairs) timsort took 75-90 ns a key
-    against quicksort's 9-10. Where they cross, per chunk of one 157 MB real-text file at
-    W = 10 (Zen 4, numpy's AVX2 quicksort): runs of 7-10 keys quicksort 6-8 ns a key,
-    timsort 7-15; runs of 11-14 about even (6-9 either way, timsort ahead on the bigger
-    chunks); from 17 timsort 1.7-7.7 against quicksort's 7.3-12.1. The file's sorts at this
-    threshold 0.064 CPU-s, at 32 0.074 (quicksort everywhere 0.155, timsort 0.066)."""
+    dense runs of numbers (tables, listings) make triples in long ascending runs, where
+    timsort wins; on keys in no order (the generated corpus, most pairs) quicksort is many
+    times faster. LONG_RUNS is where the two cross (measured: docs/performance.md)."""
     long_runs = keys.size >= LONG_RUNS * (descents + 1)
     keys.sort(kind="stable" if long_runs else "quicksort")
 

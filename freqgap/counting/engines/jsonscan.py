@@ -543,8 +543,8 @@ def _distinct_slices(buf, starts, ends):
     """(start, end, count) of each distinct byte string among the slices buf[starts[i]:ends[i]],
     in order of first appearance: the subset names are tallied here, and only the distinct
     ones are decoded in Python. Why: in the Pile (and real text) the name changes almost every
-    record, and a Python step per run of equal names (14.5 K a 157 MB real-text file) made
-    `extract_records` 0.080-0.084 CPU-s instead of 0.072-0.073. Slices are told apart by their
+    record, and a Python step per run of equal names made `extract_records` markedly
+    slower (docs/performance.md). Slices are told apart by their
     bytes (an open-addressing table keyed by an FNV-1a hash, equal hashes compared byte by
     byte), so the tally is exact."""
     n = starts.shape[0]

@@ -1,7 +1,7 @@
 """`term_indices` compiled (numba): two passes over the keys instead of numpy's eleven.
 
-Why: the reduce's dictionary columns took 0.05 CPU-s for W = 10's 2.7 M real-text rows
-(313 MB), the third of what W = 10 adds to the reduce besides the Parquet write. The
+Why: at large windows the reduce's dictionary columns are a good part of what the window
+adds to the reduce besides the Parquet write (docs/performance.md). The
 lookup tables (a flag and a position per possible id: 2 MB and 8 MB) are kept per process
 and only their used entries touched and reset, so a call costs its rows, not 2**21 entries.
 """
