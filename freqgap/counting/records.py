@@ -46,12 +46,12 @@ def parse_record(raw: bytes, text_field: str, subset_field: str | None) -> tuple
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RecordError(INVALID_UTF8, f"byte {exc.start}: {exc.reason}") from None
+        raise RecordError(INVALID_UTF8, f"byte {exc.start}: {exc.reason}{_bom(raw)}") from None
     try:
         start = 0 if line[:1] not in _JSON_SPACE else len(line) - len(line.lstrip(_JSON_SPACE))
         obj, end = _DECODER.raw_decode(line, start)
     except json.JSONDecodeError as exc:
-        raise RecordError(NOT_JSON, f"{exc.msg} at column {exc.colno}") from None
+        raise RecordError(NOT_JSON, f"{exc.msg} at column {exc.colno}{_bom(raw)}") from None
     if end != len(line) and line[end:].strip():
         raise RecordError(NOT_JSON, f"extra data at column {end + 1}")
     if type(obj) is not dict:
@@ -60,6 +60,21 @@ def parse_record(raw: bytes, text_field: str, subset_field: str | None) -> tuple
     if type(text) is not str or ("\\ud" in line or "\\uD" in line):
         text = check_text(text, text_field)
     return text, _subset(obj, subset_field)
+
+
+# Byte-order marks: JSON Lines is UTF-8 without one (an editor's "UTF-8 with BOM", or a
+# UTF-16/32 export, fails on its first line otherwise with a puzzling message).
+_BOMS = ((b"\xef\xbb\xbf", "UTF-8"), (b"\xff\xfe\x00\x00", "UTF-32"),
+         (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def _bom(raw: bytes) -> str:
+    """A note naming the byte-order mark the record starts with, or ''."""
+    for mark, encoding in _BOMS:
+        if raw.startswith(mark):
+            return (f"; the line starts with a {encoding} byte-order mark (BOM): save the file "
+                    "as UTF-8 without BOM")
+    return ""
 
 
 def _dotted(obj: dict[str, Any], dotted: str) -> Any:
