@@ -135,6 +135,16 @@ def load_tasks(conf: dict[str, Any] | None = None) -> dict[str, Task]:
     return parse_tasks(load_conf(CONF_NAME) if conf is None else conf)
 
 
+def _once(where: str, values) -> None:
+    """Refuse a value given twice: every prompt of it would be written (and predicted,
+    and weighted in Δ) twice."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise ConfigError(f"{where}: {v!r} given twice; give each value once")
+        seen.add(v)
+
+
 def resolve_grid(conf: dict[str, Any], profile: str = "paper", *, tasks: list[str] | None = None,
                  ks: list[int] | None = None, seeds: list[int] | None = None,
                  max_test_items: int | None = None) -> Grid:
@@ -152,7 +162,11 @@ def resolve_grid(conf: dict[str, Any], profile: str = "paper", *, tasks: list[st
     if any(k < 0 for k in ks_):
         raise _err(f"grids.{profile}.ks", "k must be >= 0")
     cap = max_test_items if max_test_items is not None else g.get("max_test_items")
-    return Grid(tasks=tuple(names), ks=ks_,
-                seeds=tuple(int(s) for s in (seeds if seeds is not None else g["seeds"])),
+    seeds_ = tuple(int(s) for s in (seeds if seeds is not None else g["seeds"]))
+    for flag, given, field, values in (("--tasks", tasks, "tasks", names),
+                                       ("--k", ks, "ks", ks_), ("--seeds", seeds, "seeds", seeds_)):
+        _once(flag if given is not None else f"conf/{CONF_NAME}.yaml: grids.{profile}.{field}",
+              values)
+    return Grid(tasks=tuple(names), ks=ks_, seeds=seeds_,
                 max_test_items=None if cap is None else int(cap),
                 zero_shot_first_seed_only=bool(conf.get("zero_shot_first_seed_only", True)))
