@@ -129,7 +129,7 @@ def summary_text(gaps, task: str, freq_def: str, k: int, labels: dict[str, str] 
     g = gaps[(gaps["task"] == task) & (gaps["freq_def"] == freq_def) & (gaps["k"] == k)]
     g = g.sort_values("step")
     name = f"{_label(task, labels)}, Δ{{{freq_def}}}, k={k}"
-    lines = [f"Δ over training — {name} (x100; 95 % interval)", "",
+    lines = [f"Δ over training — {name} (×100; 95 % interval)", "",
              "| step | accuracy | Δ | interval | keys seen | logistic slope |",
              "|---:|---:|---:|---|---:|---:|"]
     for _, r in g.iterrows():

@@ -28,7 +28,11 @@ def _nan(x: Any) -> bool:
 
 
 def _pct(x: Any) -> str:
-    return "–" if _nan(x) else f"{100 * x:.1f}"
+    """x ×100 with one decimal; a value that rounds to zero is `0.0`, never `-0.0`."""
+    if _nan(x):
+        return "–"
+    text = f"{100 * x:.1f}"
+    return "0.0" if text == "-0.0" else text
 
 
 def slug(text: str) -> str:
@@ -126,25 +130,52 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# Plain pdflatex reads ASCII (and the Latin letters of utf8 inputenc), not Δ, ω or −: each
+# symbol of the tables becomes a macro or math. \fgDelta and \fgOmega are defined with
+# \providecommand at the top of every .tex, so a paper can restyle them.
+LATEX_PREAMBLE = [
+    "% freqgap tables: \\input this file in a document that loads booktabs",
+    "% (\\usepackage{booktabs}); define \\fgDelta or \\fgOmega first to restyle the symbols.",
+    "\\providecommand{\\fgDelta}{\\ensuremath{\\Delta}}",
+    "\\providecommand{\\fgOmega}{\\ensuremath{\\omega}}",
+]
+LATEX_SYMBOLS = (("\\", r"\textbackslash{}"), ("{", r"\{"), ("}", r"\}"), ("&", r"\&"),
+                 ("%", r"\%"), ("#", r"\#"), ("$", r"\$"), ("_", r"\_"), ("~", r"\textasciitilde{}"),
+                 ("^", r"\textasciicircum{}"), ("Δ", r"\fgDelta{}"), ("ω", r"\fgOmega{}"),
+                 ("ρ", r"\ensuremath{\rho}"), ("−", r"\ensuremath{-}"),
+                 ("×", r"\ensuremath{\times}"), ("→", r"\ensuremath{\to}"),
+                 ("≥", r"\ensuremath{\geq}"), ("≤", r"\ensuremath{\leq}"), ("…", r"\ldots{}"),
+                 ("–", "--"), ("—", "---"))
+
+
 def _latex_escape(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("#", r"\#"),
-                 ("_", r"\_"), ("→", r"$\to$"), ("–", "--"), ("—", "---")):
-        text = text.replace(a, b)
-    return text
+    """Text as pdflatex typesets it: specials escaped, the tables' symbols as macros."""
+    out = []
+    for ch in text:
+        out.append(next((b for a, b in LATEX_SYMBOLS if a == ch), ch))
+    return "".join(out)
 
 
-def latex_table(header: list[str], rows: list[list[str]], caption: str) -> str:
-    """A booktabs LaTeX table."""
+def latex_label(*parts: str) -> str:
+    """`tab:arithmetic:gpt-j-6b`: a \\label key from the table and model names."""
+    return "tab:" + ":".join(slug(p).lower() for p in parts)
+
+
+def latex_table(header: list[str], rows: list[list[str]], caption: str,
+                label: str | None = None) -> str:
+    """A booktabs LaTeX table with a \\label, compiling under plain pdflatex."""
     def head(h: str) -> str:
         if h.startswith("Δ"):
-            return f"$\\Delta_{{{h[1:]}}}$"
+            return f"$\\fgDelta_{{{h[1:]}}}$"
         return _latex_escape(h)
     cols = "ll" + "r" * (len(header) - 2)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", f"\\begin{{tabular}}{{{cols}}}",
              r"\toprule", " & ".join(head(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(_latex_escape(c) for c in r) + r" \\" for r in rows]
-    lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{_latex_escape(caption)}}}",
-              r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{_latex_escape(caption)}}}"]
+    if label:
+        lines.append(f"\\label{{{label}}}")
+    lines.append(r"\end{table}")
     return "\n".join(lines)
 
 
@@ -197,10 +228,11 @@ def render_tables(gaps: pd.DataFrame, tables: dict[str, dict[str, Any]], labels:
         header = header_for(spec)
         title = spec.get("title", name)
         md = [f"# {title}", ""]
-        tex = []
+        tex = list(LATEX_PREAMBLE) + [""]
         for label, rows in per_model.items():
             md += [f"## {label}", "", markdown_table(header, rows), ""]
-            tex += [latex_table(header, rows, f"{title}: {label}. " + leg), ""]
+            tex += [latex_table(header, rows, f"{title}: {label}. " + leg,
+                                label=latex_label(name, label)), ""]
         lack = missing_grid(gaps, spec, list(grid_k or []))
         if lack:
             md.append("Not the paper's full grid; missing " + "; ".join(lack) + ".")
@@ -332,15 +364,21 @@ def binned(keys: pd.DataFrame, n_bins: int) -> pd.DataFrame:
     """
     seen = keys[keys["omega"] > 0]
     if seen.empty:
-        return pd.DataFrame(columns=["omega", "accuracy", "n_keys"])
+        return pd.DataFrame(columns=["omega", "accuracy", "n_keys", "ci_half"])
     logw = np.log10(seen["omega"].to_numpy(dtype=float))
     lo, hi = logw.min(), logw.max()
     edges = np.linspace(lo, hi, n_bins + 1) if hi > lo else np.array([lo, lo + 1])
     which = np.clip(np.searchsorted(edges, logw, side="right") - 1, 0, len(edges) - 2)
     acc = seen["accuracy"].to_numpy(dtype=float)
-    rows = [{"omega": float(10 ** logw[which == b].mean()), "accuracy": float(acc[which == b].mean()),
-             "n_keys": int((which == b).sum())} for b in np.unique(which)]
-    return pd.DataFrame(rows, columns=["omega", "accuracy", "n_keys"])
+    rows = []
+    for b in np.unique(which):
+        a = acc[which == b]
+        # the normal-approximation 95 % interval of the bin's mean over its keys (none for
+        # a bin of one key): what the bars of the binned plots show
+        half = 1.96 * a.std(ddof=1) / math.sqrt(len(a)) if len(a) > 1 else float("nan")
+        rows.append({"omega": float(10 ** logw[which == b].mean()), "accuracy": float(a.mean()),
+                     "n_keys": int(len(a)), "ci_half": float(half)})
+    return pd.DataFrame(rows, columns=["omega", "accuracy", "n_keys", "ci_half"])
 
 
 def logistic_curve(intercept: float, slope: float, omega: np.ndarray) -> np.ndarray:
@@ -419,9 +457,10 @@ def binned_figures(per_key: pd.DataFrame, gaps: pd.DataFrame, out_dir: Path, n_b
                 b = binned(gd[gd["k"] == k], n_bins)
                 if not len(b):
                     continue
-                line, = ax.plot(b["omega"], b["accuracy"], marker="o", ms=3, label=f"k={k}")
                 fit = fits.get((model, revision, task, k, d))
-                if fit is not None and not _nan(fit.logit_slope):
+                held = fit is not None and _nan(fit.delta)
+                line = _binned_points(ax, b, f"k={k}" + (" (Δ withheld)" if held else ""), held)
+                if fit is not None and not held and not _nan(fit.logit_slope):
                     seen = gd[(gd["k"] == k) & (gd["omega"] > 0)]["omega"].to_numpy(dtype=float)
                     w = np.geomspace(seen.min(), seen.max(), 50)
                     ax.plot(w, logistic_curve(fit.logit_intercept, fit.logit_slope, w), ls="--",
@@ -430,14 +469,85 @@ def binned_figures(per_key: pd.DataFrame, gaps: pd.DataFrame, out_dir: Path, n_b
             ax.set_xlabel(f"ω{{{d}}} (bin of log ω)")
             ax.set_ylabel("mean accuracy of keys in bin")
             ax.set_ylim(-0.03, 1.03)
-            ax.set_title(f"{labels.get(task, task)}: {{{d}}} (dashed: logistic fit)", fontsize=9)
+            ax.set_title(f"{labels.get(task, task)}: {{{d}}}", fontsize=9)
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7)
             else:
                 ax.text(0.5, 0.5, "no key with ω > 0", transform=ax.transAxes, ha="center")
-        fig.suptitle(model_label(model, revision), fontsize=9)
+        fig.suptitle(f"{model_label(model, revision)} (dashed: logistic fit; bars: 95 % "
+                     "interval of a bin's mean; numbers: keys in the bin)", fontsize=9)
         name = f"binned_{slug(model_label(model, revision))}_{slug(task)}.png"
         paths.append(_save(fig, out_dir / name))
+    return paths
+
+
+def _binned_points(ax, b: pd.DataFrame, label: str, withheld: bool = False):
+    """One binned curve: points with their interval bars and each bin's number of keys;
+    a group whose Δ is withheld is drawn hollow and faint, and says so in its label."""
+    y = b["accuracy"].to_numpy(dtype=float)
+    half = np.nan_to_num(b["ci_half"].to_numpy(dtype=float))
+    err = np.vstack([np.minimum(half, y), np.minimum(half, 1 - y)])   # within [0, 1]
+    style = dict(marker="o", ms=3, capsize=2, lw=1, label=label)
+    if withheld:
+        style.update(mfc="none", alpha=0.45, ls=":")
+    bars = ax.errorbar(b["omega"], b["accuracy"], yerr=err, **style)
+    for x, y, n in zip(b["omega"], b["accuracy"], b["n_keys"]):
+        ax.annotate(str(int(n)), (x, y), textcoords="offset points", xytext=(0, 4),
+                    fontsize=5, ha="center", color=bars.lines[0].get_color(),
+                    alpha=0.45 if withheld else 0.9)
+    return bars.lines[0]
+
+
+def model_size(model: str) -> float | None:
+    """Parameters named by a model's name (pythia-70m → 7e7, gpt-j-6b → 6e9), else None."""
+    m = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([kmbt])(?![a-z])", model.lower())
+    if not m:
+        return None
+    return float(m.group(1)) * {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}[m.group(2)]
+
+
+def delta_by_model_size(gaps: pd.DataFrame, out_dir: Path, def_order: list[str],
+                        labels: dict[str, str], k: int | None = None) -> list[Path]:
+    """Δ (×100) against model size, one PNG per task when two or more models have a size in
+    their name: a line per definition with interval bars, at the configured k when every
+    model has it, else the smallest k they share; withheld Δ are left out (and counted)."""
+    plt = _plt()
+    paths = []
+    g0 = gaps.assign(size=[model_size(m) for m in gaps["model"]]).dropna(subset=["size"])
+    for task, g in g0.groupby("task", sort=True):
+        sizes = g.groupby(["model", "revision"])["size"].first()
+        if len(sizes) < 2 or sizes.nunique() < 2:
+            continue
+        common = set.intersection(*(set(int(x) for x in gm["k"])
+                                    for _, gm in g.groupby(["model", "revision"])))
+        if not common:
+            continue
+        kk = k if k is not None and k in common else min(common)
+        gk = g[g["k"] == kk]
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+        held = 0
+        for d in [d for d in def_order if d in set(gk["freq_def"])] + \
+                 sorted(set(gk["freq_def"]) - set(def_order)):
+            gd = gk[gk["freq_def"] == d].sort_values("size")
+            held += int(gd["delta"].isna().sum())
+            gd = gd[gd["delta"].notna()]
+            if gd.empty:
+                continue
+            y = 100 * gd["delta"].astype(float).to_numpy()
+            lo = 100 * gd["ci_low"].astype(float).to_numpy()
+            hi = 100 * gd["ci_high"].astype(float).to_numpy()
+            err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
+            ax.errorbar(gd["size"].to_numpy(), y, yerr=err, marker="o", ms=4, capsize=3,
+                        label=DEF_MD.get(d, f"Δ{d}"))
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("parameters (from the model names)")
+        ax.set_ylabel("Δ (×100)")
+        ax.set_title(f"{labels.get(task, task)}, k={kk}: Δ by model size"
+                     + (f" ({held} withheld, not drawn)" if held else ""), fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+        paths.append(_save(fig, out_dir / f"delta_by_size_{slug(task)}.png"))
     return paths
 
 
@@ -473,7 +583,7 @@ def delta_vs_k(gaps: pd.DataFrame, out_dir: Path, def_order: list[str],
 
 
 def figure6(per_key: pd.DataFrame, out_dir: Path, n_bins: int, conf: dict[str, Any],
-            labels: dict[str, str]) -> list[Path]:
+            labels: dict[str, str], gaps: pd.DataFrame | None = None) -> list[Path]:
     """Several models (sizes): binned accuracy per model at one k, one PNG per task.
 
     Drawn only when per_key holds two or more (model, revision); the k used is the
@@ -483,6 +593,9 @@ def figure6(per_key: pd.DataFrame, out_dir: Path, n_bins: int, conf: dict[str, A
     paths = []
     d = str(conf.get("freq_def", "1"))
     data = per_key[per_key["freq_def"] == d]
+    withheld = set() if gaps is None else {
+        (r.model, r.revision, r.task, int(r.k), r.freq_def)
+        for r in gaps.itertuples(index=False) if _nan(r.delta)}
     if data.groupby(["model", "revision"]).ngroups < 2:
         return paths
     tasks = _pick_tasks(sorted(set(data["task"])), conf.get("tasks"))
@@ -500,7 +613,8 @@ def figure6(per_key: pd.DataFrame, out_dir: Path, n_bins: int, conf: dict[str, A
         fig, ax = plt.subplots(figsize=(6, 4))
         for m, r in models:
             b = binned(g[(g["model"] == m) & (g["revision"] == r) & (g["k"] == k)], n_bins)
-            ax.plot(b["omega"], b["accuracy"], marker="o", ms=3, label=model_label(m, r))
+            held = (m, r, task, k, d) in withheld
+            _binned_points(ax, b, model_label(m, r) + (" (Δ withheld)" if held else ""), held)
         ax.set_xscale("log")
         ax.set_xlabel(f"ω{{{d}}} (bin of log ω)")
         ax.set_ylabel("mean accuracy of keys in bin")
@@ -523,5 +637,8 @@ def draw_all(per_key: pd.DataFrame, gaps: pd.DataFrame, out_dir: Path,
     paths = figure1(per_key, out_dir, plots_conf.get("figure1", {}), labels)
     paths += binned_figures(per_key, gaps, out_dir, n_bins, def_order, labels)
     paths += delta_vs_k(gaps, out_dir, def_order, labels)
-    paths += figure6(per_key, out_dir, n_bins, plots_conf.get("figure6", {}), labels)
+    paths += figure6(per_key, out_dir, n_bins, plots_conf.get("figure6", {}), labels, gaps)
+    fig6_k = (plots_conf.get("figure6") or {}).get("k")
+    paths += delta_by_model_size(gaps, out_dir, def_order, labels,
+                                 k=int(fig6_k) if fig6_k is not None else None)
     return paths

@@ -207,7 +207,7 @@ def frequency_gaps(benchmark: str, out: Path, counts: str | Path, boot_reps: int
     from freqgap.gaps.run import run_gaps
 
     manifest = read_manifest(out / "instances", stage="suite_instances")
-    tables = {benchmark: {"title": f"{benchmark}: accuracy and performance gaps (x100)",
+    tables = {benchmark: {"title": f"{benchmark}: accuracy and performance gaps (×100)",
                           "tasks": manifest["tasks"], "freq_defs": manifest["freq_defs"]}}
     opts = options_from_conf(counts=str(Path(counts).resolve()),
                              instances=str((out / "instances").resolve()),

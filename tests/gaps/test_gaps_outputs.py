@@ -69,7 +69,7 @@ def test_tables_have_the_papers_shape(done):
     assert "—: Δ withheld, fewer than 20 seen keys" in md
     assert "Not the paper's full grid; missing tiny-a@main mult: k=4, 8, 16; tiny-a@main add" in md
     tex = (res.results_dir / "table_arithmetic.tex").read_text()
-    assert r"\toprule" in tex and r"$\Delta_{1,y}$" in tex and r"\end{tabular}" in tex
+    assert r"\toprule" in tex and r"$\fgDelta_{1,y}$" in tex and r"\end{tabular}" in tex
 
 
 def test_plots(done):
