@@ -6,9 +6,10 @@ maximum, softmax([s_p, s_s]) = [exp(s_p - m), exp(s_s - m)] / (sum exp(s_p - m) 
 exp(s_s - m)), so out = w_p @ V_p + w_s @ V_s with those weights (Hydragen; FlashInfer's
 cascade attention). The prefix keys and values are held once, (1, kv_heads, P, D): every
 query of the batch meets them in one matrix product per kv head (the batch folded into
-the query rows), instead of a (batch, heads, P, D) copy. Scores come out of the matrix
-products in the model's dtype; only the softmax runs in float32, as transformers' eager
-attention does, and its weights go back to the model's dtype for the products with V.
+the query rows), instead of a (batch, heads, P, D) copy. The products take the model's
+dtype (no float32 copy of queries or keys); on CUDA they write float32 scores (the
+accumulator's precision), elsewhere scores in the model's dtype; the softmax runs in
+float32 and its weights go back to the model's dtype for the products with V.
 
 Positions: every row's prefix holds positions 0..P-1 and its suffix P..P+S-1 (no left
 padding), so the causal and local-window masks depend on the query's index only, not on
@@ -16,6 +17,8 @@ the row. Right padding needs no mask: a real token never attends to later positi
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -27,6 +30,29 @@ def _allowed(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int | None) -> to
     if window is not None:
         ok &= diff < window
     return ok
+
+
+@functools.lru_cache(maxsize=None)
+def _float32_products(device_type: str, dtype: torch.dtype) -> bool:
+    """Whether 16-bit products can be written as float32 here (CUDA's bmm out_dtype):
+    the scores then keep the float32 accumulation instead of a 16-bit rounding, as
+    attention that upcasts its queries and keys gets, without copying the keys."""
+    if device_type != "cuda" or dtype not in (torch.bfloat16, torch.float16):
+        return False
+    try:
+        probe = torch.zeros((1, 2, 8), dtype=dtype, device=device_type)
+        torch.bmm(probe, probe.transpose(1, 2), out_dtype=torch.float32)
+    except (RuntimeError, TypeError, NotImplementedError):
+        return False
+    return True
+
+
+def _scores(a: torch.Tensor, b: torch.Tensor, scale: float) -> torch.Tensor:
+    """scale * a @ b for 3-d a, b: float32 where the device writes it directly, else in
+    the inputs' dtype (the softmax converts)."""
+    if _float32_products(a.device.type, a.dtype):
+        return torch.bmm(a, b, out_dtype=torch.float32).mul_(scale)
+    return torch.bmm(a, b).mul_(scale)
 
 
 def merged_attention(query: torch.Tensor, suffix_keys: torch.Tensor,
@@ -47,15 +73,15 @@ def merged_attention(query: torch.Tensor, suffix_keys: torch.Tensor,
     # Prefix: (Hkv, G*B*q, D) @ (Hkv, D, P); the batch is folded into the query rows.
     qf = query.reshape(batch, kv_heads, group, q_len, dim).permute(1, 2, 0, 3, 4)
     qf = qf.reshape(kv_heads, group * batch * q_len, dim)
-    sp = torch.matmul(qf, prefix_keys[0].transpose(-1, -2)).mul_(scale)
+    sp = _scores(qf, prefix_keys[0].transpose(-1, -2), scale)
     sp = sp.view(kv_heads, group, batch, q_len, n_prefix)
     if window is not None and n_prefix and n_prefix + n_suffix > window:
         ok = _allowed(q_pos, torch.arange(n_prefix, device=device), window)
         sp = sp.masked_fill(~ok, float("-inf"))
 
     # Suffix: (B, Hkv, G*q, D) @ (B, Hkv, D, S), causal (and windowed).
-    qs = query.reshape(batch, kv_heads, group * q_len, dim)
-    ss = torch.matmul(qs, suffix_keys.transpose(-1, -2)).mul_(scale)
+    qs = query.reshape(batch * kv_heads, group * q_len, dim)
+    ss = _scores(qs, suffix_keys.transpose(-1, -2).flatten(0, 1), scale)
     ss = ss.view(batch, kv_heads, group, q_len, n_suffix)
     # A single query sees its whole suffix unless a window cuts it (decided without
     # reading the device).
