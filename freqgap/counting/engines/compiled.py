@@ -16,6 +16,8 @@ texts); non-ASCII tokens that may be vocabulary words go back to Python's own `s
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 from numba import njit
@@ -94,11 +96,44 @@ def _below(bit):
     return (np.uint64(1) << np.uint64(bit)) - np.uint64(1)
 
 
+class ScanRules(NamedTuple):
+    """A finder's rules as `_spaced_scan` reads them (built once per finder and rule set)."""
+
+    prefix_class: np.ndarray     # classes of a token's first two bytes (`_prefix_classes`)
+    cand_digits: int             # length filters of candidates (off under strip-punct)
+    cand_min: int
+    cand_max: int
+    lower_ascii: np.ndarray      # non-ASCII code points whose lower case is ASCII
+    any_high_forms: bool         # a vocabulary form holds non-ASCII characters
+    punct: np.ndarray            # what strip-punct strips, by byte
+    strip: bool
+    max_digits: int              # the digit cap
+    bases: np.ndarray            # number ids' bases by length (codec)
+    form_bytes: np.ndarray       # the ASCII forms' bytes, their offsets and codes
+    form_off: np.ndarray
+    form_code: np.ndarray
+    htab: np.ndarray             # open-addressing table of the forms, and its mask
+    hmask: int
+    min_len: int                 # the forms' shortest and longest length
+    max_len: int
+    initials: np.ndarray         # first bytes of forms, either case
+    max_rare: int                # longest non-ASCII token that may be a form
+
+
+class ScanOut(NamedTuple):
+    """Where `_spaced_scan` writes (kept by the finder between chunks)."""
+
+    first_tok: np.ndarray        # first token of each text; the last entry: all tokens
+    cand_at: np.ndarray          # a block's candidate starts and token numbers
+    cand_tok: np.ndarray
+    o_doc: np.ndarray            # (doc, pos, code) of term tokens
+    o_pos: np.ndarray
+    o_code: np.ndarray
+    rare: np.ndarray             # (doc, pos, start, end) of non-ASCII maybe-words
+
+
 @njit(cache=True)
-def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_tok,
-                 cand_digits, cand_min, cand_max, o_doc, o_pos, o_code, rare, lower_ascii,
-                 any_high_forms, punct, strip, max_digits, bases, form_bytes, form_off, form_code,
-                 htab, hmask, min_len, max_len, initials, max_rare):
+def _spaced_scan(data, n_bytes, offsets, rules, out):
     """(doc, pos, code) of the term tokens of a Utf8Batch, and (doc, pos, start, end) of
     the non-ASCII ones that may be a vocabulary word (decided in Python: only if each
     non-ASCII character lower-cases to ASCII, lower_ascii, or the vocabulary has non-ASCII
@@ -115,7 +150,14 @@ def _spaced_scan(data, n_bytes, offsets, prefix_class, first_tok, cand_at, cand_
     block is in cache: their end is the next space, non-ASCII shows in their bytes, then
     the length filter, the number rule (strict or strip-punct) and the hash table of the
     lower-cased ASCII forms. The candidate code is written out here, not called: as a
-    numba function it cost 2.5x."""
+    numba function it was much slower. `rules` is a ScanRules, `out` a ScanOut."""
+    prefix_class, cand_digits, cand_min, cand_max = rules.prefix_class, rules.cand_digits, rules.cand_min, rules.cand_max
+    lower_ascii, any_high_forms, punct, strip = rules.lower_ascii, rules.any_high_forms, rules.punct, rules.strip
+    max_digits, bases, form_bytes, form_off = rules.max_digits, rules.bases, rules.form_bytes, rules.form_off
+    form_code, htab, hmask, min_len, max_len = rules.form_code, rules.htab, rules.hmask, rules.min_len, rules.max_len
+    initials, max_rare = rules.initials, rules.max_rare
+    first_tok, cand_at, cand_tok, rare = out.first_tok, out.cand_at, out.cand_tok, out.rare
+    o_doc, o_pos, o_code = out.o_doc, out.o_pos, out.o_code
     n_docs = offsets.shape[0]
     n_words = (n_bytes + 31) >> 5
     words_per_block = BLOCK_BYTES >> 5
@@ -439,6 +481,12 @@ class CompiledFinder:
         self.bases = self.codec.bases
         # classes of a possible term's first two bytes (`_prefix_classes`)
         self.prefix_class = self._prefix_classes(encoded, bool(rules.strip_chars))
+        strip = bool(rules.strip_chars)       # stripping shortens: no length filter
+        self._scan_rules = ScanRules(
+            self.prefix_class, *((1 << 62, 0, 1 << 62) if strip else (rules.max_digits, self.min_len, self.max_len)),
+            _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip, rules.max_digits, self.bases,
+            self.form_bytes, self.form_off, self.form_code, self.htab, self.htab.shape[0] - 1,
+            self.min_len, self.max_len, self.initials, self.max_rare)
         self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
         self._rare = np.empty((0, 4), np.int64)
         self._block_cand = np.empty((2, BLOCK_BYTES // 2 + 16), np.int64)   # a start per 2 bytes at most
@@ -484,7 +532,6 @@ class CompiledFinder:
     def scan(self, texts: list[str] | pa.Array | Utf8Batch):
         """(doc, pos, codec id) of every term token, in order, and tokens per document."""
         data, offsets = self._spaced(texts)
-        r = self.rules
         n_bytes = int(offsets[-1])
         need = n_bytes // 2 + 16                 # a token start needs a space before it
         if self._found.shape[1] < need:          # kept between chunks: fresh pages cost more
@@ -492,14 +539,9 @@ class CompiledFinder:
             self._rare = np.empty((self._found.shape[1], 4), np.int64)
         doc, pos, code = self._found
         first_tok = np.empty(offsets.shape[0], np.int64)
-        strip = bool(r.strip_chars)     # stripping shortens: no length filter
-        n_out, n_rare = _spaced_scan(
-            data, n_bytes, offsets, self.prefix_class, first_tok, self._block_cand[0],
-            self._block_cand[1],
-            *((1 << 62, 0, 1 << 62) if strip else (r.max_digits, self.min_len, self.max_len)),
-            doc, pos, code, self._rare, _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip,
-            r.max_digits, self.bases, self.form_bytes, self.form_off, self.form_code, self.htab,
-            self.htab.shape[0] - 1, self.min_len, self.max_len, self.initials, self.max_rare)
+        n_out, n_rare = _spaced_scan(data, n_bytes, offsets, self._scan_rules,
+                                     ScanOut(first_tok, self._block_cand[0], self._block_cand[1],
+                                             doc, pos, code, self._rare))
         doc, pos, code = doc[:n_out].copy(), pos[:n_out].copy(), code[:n_out].copy()
         tokens = np.diff(first_tok)
         if n_rare:
