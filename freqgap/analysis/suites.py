@@ -19,6 +19,26 @@ def human_count(n: float) -> str:
     return f"{n:.3g}"
 
 
+def summary_table(summary: dict) -> str:
+    """The end of a suite run: a row per model (smallest first) with its size and each
+    headline metric ×100, then the trend of each metric across the models."""
+    metrics, params = summary["metrics"], summary["parameters"]
+    heads = [h for h in summary["headline"] if any(h in m for m in metrics.values())]
+    models = sorted(metrics, key=lambda m: (params.get(m) or 0, m))
+    rows = [["model", "parameters"] + heads]
+    for m in models:
+        rows.append([m, human_count(params[m]) if params.get(m) else "?"] +
+                    ["–" if metrics[m].get(h) is None else f"{100 * metrics[m][h]:.1f}"
+                     for h in heads])
+    rows.append(["trend", ""] + [summary["trends"].get(h, "–") for h in heads])
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    line = lambda r: "  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w)   # noqa: E731
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    rule = "-" * len(line(rows[0]))
+    return "\n".join(["accuracy ×100 by model", line(rows[0]), rule]
+                     + [line(r) for r in rows[1:-1]] + [rule, line(rows[-1])])
+
+
 def plot_scaling(curves: dict[str, tuple[Sequence[float], Sequence[float]]], path: str | Path,
                  title: str, labels: dict[str, str] | None = None,
                  chance: float | None = None) -> Path:

@@ -93,8 +93,6 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from freqgap.cli.common import writable_dir
     from freqgap.suites.pipeline import run as run_suite
 
@@ -105,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(missing)} required "
                          "(or --score PREDICTIONS.jsonl to score a predictions file)")
     writable_dir("--out", args.out)
+    from freqgap.cli.model_check import cached_or_refuse
+
+    for model in args.models:
+        cached_or_refuse(model, [args.revision])
     extra = {k: getattr(args, k) for k in ("task2_data", "task2_original", "sample",
                                            "letter_scoring", "overlong")
             if getattr(args, k, None) is not None}
@@ -115,8 +117,12 @@ def run(args: argparse.Namespace) -> int:
                        device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                        limit=args.limit, force=args.force, counts=args.counts,
                        verbose=args.verbose, **extra)
-    summary = {"out": args.out, "instances": result["instances"], "trends": result["trends"]}
-    if result["gaps"] is not None:
-        summary["gaps"] = str(result["gaps"].results_dir)
-    print(json.dumps(summary, indent=2))
+    from freqgap.analysis.suites import summary_table
+
+    print(summary_table(result["summary"]))
+    counts = ", ".join(f"{k}={v}" for k, v in result["instances"].items()
+                       if isinstance(v, (int, float)))
+    print(f"instances: {counts}" if counts else "instances: see the manifest")
+    print(f"wrote {args.out}: summary/metrics.json, summary/trends.json, summary/scaling.png"
+          + (f"; gaps in {result['gaps'].results_dir}" if result["gaps"] is not None else ""))
     return 0

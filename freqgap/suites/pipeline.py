@@ -172,7 +172,8 @@ def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], in
 
 def summarise(suite, records: list[dict[str, Any]], out: Path, config: dict[str, Any],
               inputs: list[dict], eps: float) -> dict[str, Any]:
-    """summary/: all models' metrics, the trend of every headline metric, the scaling plot."""
+    """summary/: all models' metrics, the trend of every headline metric, the scaling plot;
+    returns the trends with each model's headline metrics and size (the printed table)."""
     started = now_iso()
     d = out / "summary"
     flat = {r["model"]: suite.flat_metrics(r["metrics"]) for r in records}
@@ -198,7 +199,8 @@ def summarise(suite, records: list[dict[str, Any]], out: Path, config: dict[str,
                      labels=labels, chance=suite.chance)
     write_manifest(d, build_manifest("suite_summary", config, inputs,
                                      {"models": len(records), "curves": len(curves)}, started))
-    return labels
+    return {"trends": labels, "metrics": flat, "parameters": params,
+            "headline": list(suite.headline)}
 
 
 def frequency_gaps(benchmark: str, out: Path, counts: str | Path, boot_reps: int | None = None):
@@ -276,6 +278,7 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
                for m in models]
     write_manifest(out / "instances", inst_manifest)
     inst_totals = inst_manifest["totals"]
-    labels = summarise(suite, records, out, config, inputs, float(conf.get("trend_eps", 0.02)))
+    summary = summarise(suite, records, out, config, inputs, float(conf.get("trend_eps", 0.02)))
     gaps = frequency_gaps(benchmark, out, counts, boot_reps) if counts is not None else None
-    return {"instances": inst_totals, "records": records, "trends": labels, "gaps": gaps}
+    return {"instances": inst_totals, "records": records, "trends": summary["trends"],
+            "summary": summary, "gaps": gaps}

@@ -7,7 +7,9 @@ highest accuracy among the models in between.
    inverted-U  if M - a_first >= eps and M - a_last >= eps. When both hold, the larger
    excursion (a-m vs M-a, each its smaller side) decides.
 2. positive    if a_last - a_first >= eps; inverse if a_first - a_last >= eps.
-3. flat        otherwise (including fewer than two sizes).
+3. flat        otherwise.
+A curve of fewer than two sizes has no trend: it is labelled "one size" (calling it flat
+would claim a finding that one model cannot show).
 The rule follows the Inverse Scaling Prize's reading of curves: it compares the ends and
 the interior extreme, so a single noisy middle point moves the label only past eps.
 The plot is freqgap.analysis.suites.plot_scaling (it takes the labels as data).
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+ONE_SIZE = "one size"
+
 
 def classify(params: Sequence[float], accuracy: Sequence[float], eps: float = 0.02) -> str:
     """The trend label of one curve (see the module rule)."""
@@ -25,8 +29,8 @@ def classify(params: Sequence[float], accuracy: Sequence[float], eps: float = 0.
     if eps < 0:
         raise ValueError("eps must be non-negative")
     pts = sorted(zip(params, accuracy))
-    if len(pts) < 2:
-        return "flat"
+    if len({p for p, _ in pts}) < 2:
+        return ONE_SIZE
     acc = [a for _, a in pts]
     first, last, inner = acc[0], acc[-1], acc[1:-1]
     u = min(first, last) - min(inner) if inner else float("-inf")
