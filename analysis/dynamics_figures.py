@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         gaps = pd.read_parquet(results / FILES["gaps"])
         per_key = pd.read_parquet(results / FILES["per_key"])
     except FreqgapError as exc:
-        print(f"dynamics_figures: error: {exc} (run `make dynamics` first)", file=sys.stderr)
+        print(f"dynamics_figures: error: {exc}; `make dynamics` writes it", file=sys.stderr)
         return 2
     print(dynamics.plot_over_steps(gaps, out / "dynamics_delta_over_steps.png", labels))
     print(dynamics.plot_exposures(per_key, out / "dynamics_accuracy_by_exposures.png", labels))

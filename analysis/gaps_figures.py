@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         per_key = pd.read_parquet(results / "per_key.parquet")
         gaps = pd.read_parquet(results / "gaps.parquet")
     except FreqgapError as exc:
-        print(f"gaps_figures: error: {exc} (run `make demo` or `freqgap gaps` first)", file=sys.stderr)
+        print(f"gaps_figures: error: {exc}; `make demo` or `freqgap gaps` writes it", file=sys.stderr)
         return 2
     plots = draw_all(per_key, gaps, out, opts["plots"], opts["tables"], opts["task_labels"])
     print(summary_text(gaps, opts["tables"], opts["task_labels"], opts["binning"], opts["bin_percent"],
