@@ -31,6 +31,7 @@ import math
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +162,7 @@ class _ProgressThread(threading.Thread):
         self.progress = Progress("count_terms", total_bytes, unit="MB", interval=interval,
                                  scale=1e6)
         self.total_files = total_files
+        self.total_bytes = total_bytes
         self.files_done = 0
         self.bytes_done = 0
         self.group_bytes = 0
@@ -183,8 +185,27 @@ class _ProgressThread(threading.Thread):
             self.progress.update(done=current, force=True,
                                  extra=f"files {self.files_done}/{self.total_files} done, {self.phase}")
 
+    def reducing(self) -> None:
+        """Every file counted: the reduce's phase."""
+        self.files_done, self.bytes_done, self.group_bytes = self.total_files, self.total_bytes, 0
+        self.phase = "summing and writing Parquet"
+
     def stop(self) -> None:
         self.stop_event.set()
+
+
+@contextmanager
+def _bad_input_named():
+    """A failure caused by bad input becomes one line naming it (nothing was committed)."""
+    try:
+        yield
+    except Exception as exc:
+        message = explain_failure(exc)
+        if message:
+            raise CountJobError(
+                f"bad input: {message} (no result was written; fix the input, or rerun with "
+                "--on-bad-record skip to skip and report bad records)") from None
+        raise
 
 
 class CountJob:
@@ -431,39 +452,42 @@ class CountJob:
         return results, redone
 
     def run(self) -> dict[str, Any]:
-        """Count, commit and return the manifest (or the existing one if already done)."""
+        """Count, commit and return the manifest (or the existing one if already done):
+        plan, count tasks (their sums go to run files: the exchange), reduce, atomic commit."""
         files, groups = self.plan()
-        config = self.config()
-        fp = fingerprint(config, files)
+        fp = fingerprint(self.config(), files)
         existing = self._check_output(fp)
         if existing is not None:
             print(f"{self.opts.output} already holds this result (same inputs and settings); "
                   "nothing to do.", flush=True)
             return existing
         self._prepare_work(fp, files)
-        paths = {f.index: f.path for f in files}
-        total_bytes = sum(f.size for f in files)
-        watcher = _ProgressThread(self.spark, len(files), total_bytes, self.opts.progress_interval)
-        watcher.start()
-        try:
-            results, redone = self._count_groups(groups, paths, watcher)
+        with self._progress(files) as watcher, _bad_input_named():
+            results, redone = self._count_groups(groups, {f.index: f.path for f in files}, watcher)
             check_unchanged(files)          # read as listed, or nothing is committed
-            watcher.files_done, watcher.bytes_done, watcher.group_bytes = len(files), total_bytes, 0
-            watcher.phase = "summing and writing Parquet"
+            watcher.reducing()
             reduced = self._reduce(results)
             stats = self._statistics(results, reduced, files)
             refuse_mostly_skipped(stats["totals"]["documents"], stats["skipped"],
                                   self.opts.max_skipped_share)
             self._commit_tables()
-        except Exception as exc:
-            message = explain_failure(exc)
-            if message:
-                raise CountJobError(
-                    f"bad input: {message} (no result was written; fix the input, or rerun with "
-                    "--on-bad-record skip to skip and report bad records)") from None
-            raise
+        return self._commit_manifest(files, groups, fp, stats, redone)
+
+    @contextmanager
+    def _progress(self, files: list[InputFile]):
+        """The progress thread of this run, stopped however the run ends."""
+        watcher = _ProgressThread(self.spark, len(files), sum(f.size for f in files),
+                                  self.opts.progress_interval)
+        watcher.start()
+        try:
+            yield watcher
         finally:
             watcher.stop()
+
+    def _commit_manifest(self, files: list[InputFile], groups: list[list], fp: str,
+                         stats: dict[str, Any], redone: int) -> dict[str, Any]:
+        """The manifest written last (the commit point), the work directory removed."""
+        config = self.config()
         elapsed = time.monotonic() - self.t0
         totals = stats["totals"]
         totals["elapsed_s"] = round(elapsed, 3)

@@ -36,6 +36,11 @@ MAX_DIGITS = 6
 MAX_WINDOW = 64
 
 
+def all_digits(text: str) -> bool:
+    """Made only of ASCII digits (and not empty): the characters of a number term."""
+    return text.isascii() and text.isdigit()
+
+
 @dataclass(frozen=True)
 class TermRules:
     """What counts as a term, and the window and order of co-occurrence counts."""
@@ -48,6 +53,7 @@ class TermRules:
     text_field: str = "text"
     subset_field: str = "meta.pile_set_name"
     _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+    _strip: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 2 <= self.window <= MAX_WINDOW:
@@ -64,12 +70,13 @@ class TermRules:
         for w in self.vocab:
             if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):
                 raise ConfigError(f"vocabulary word {w!r} must be a non-empty string without whitespace")
-            if w.isascii() and w.isdigit():
+            if all_digits(w):
                 raise ConfigError(f"vocabulary word {w!r} is made only of ASCII digits: it is a number "
                                   "term already (SPEC §2); remove it from the vocabulary")
             words.append(w.lower())
         object.__setattr__(self, "vocab", tuple(sorted(set(words))))
         object.__setattr__(self, "_lookup", self._build_lookup())
+        object.__setattr__(self, "_strip", STRIP_PUNCTUATION if self.number_rule == "strip-punct" else "")
 
     def _build_lookup(self) -> dict[str, str]:
         """lower-case surface form -> term; an exact vocabulary word wins over a plural."""
@@ -90,16 +97,19 @@ class TermRules:
         return self._lookup.get(token.lower())
 
     def term_of(self, token: str) -> str | None:
-        """The term a single token stands for under these rules, or None (SPEC §2)."""
-        if self.number_rule == "strip-punct":
-            token = token.strip(STRIP_PUNCTUATION)
+        """The term a single token stands for under these rules, or None (SPEC §2). The
+        number rule is stated here (`all_digits` inlined: the reference counter's loop)."""
+        if self._strip:
+            token = token.strip(self._strip)
             if not token:
                 return None
-        return token if self.is_number(token) else self._lookup.get(token.lower())
+        if 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit():
+            return token
+        return self._lookup.get(token.lower())
 
     def is_number(self, token: str) -> bool:
-        """The number rule: 1..max_digits ASCII digits."""
-        return 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit()
+        """Whether `token` is a number term as it stands (term_of's number rule)."""
+        return all_digits(token) and self.term_of(token) == token
 
     @property
     def whitespace(self) -> str:
@@ -109,12 +119,13 @@ class TermRules:
     @property
     def strip_chars(self) -> str:
         """What the number rule strips from both ends of a token first ("" when strict)."""
-        return STRIP_PUNCTUATION if self.number_rule == "strip-punct" else ""
+        return self._strip
 
     def to_config(self) -> dict[str, Any]:
         """The rules as recorded in a manifest (and compared on resume)."""
         data = asdict(self)
         data.pop("_lookup", None)
+        data.pop("_strip", None)
         data["vocab"] = list(self.vocab)
         return data
 
@@ -158,7 +169,7 @@ def read_vocab_file(path: str | Path) -> list[str]:
         words = [line.strip() for line in text.splitlines()
                  if line.strip() and not line.lstrip().startswith("#")]
     for w in words:
-        if w.isascii() and w.isdigit():
+        if all_digits(w):
             raise ConfigError(f"{path}: vocabulary word {w!r} is made only of ASCII digits, a number "
                               "term already (SPEC §2); remove it from the file")
     return words
