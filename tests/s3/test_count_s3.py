@@ -37,7 +37,7 @@ def test_bucket_to_bucket_equals_reference_and_local_disk(spark, s3_server, buck
     corpus = write_corpus(tmp_path / "corpus", texts)
     upload(corpus, f"{bucket}/corpus")
     result = freqgap_count(s3_server.env, tmp_path, "--input", f"{bucket}/corpus",
-                           "--out", f"{bucket}/counts", "--files-per-job", "2")
+                           "--out", f"{bucket}/counts", "--files-per-job", "2", "--spread", "3")
     assert result.returncode == 0, result.stderr[-3000:]
     run_count([str(corpus)], str(tmp_path / "local"), spark=spark, files_per_job=2)
 
@@ -49,11 +49,13 @@ def test_bucket_to_bucket_equals_reference_and_local_disk(spark, s3_server, buck
     assert [i["path"] for i in manifest["inputs"]] == [f"{bucket}/corpus/{n}" for n in sorted(NAMES)]
     for secret in (KEY_ID, SECRET, s3_server.endpoint, f":{s3_server.port}"):
         assert secret not in text
-    # Both groups' run files were written to (and read back from) the bucket.
-    name = bucket.split("://", 1)[1]
+    # Both groups' run files, and the pieces the lines were spread over, were written to
+    # (and read back from) the bucket.
+    name, log = bucket.split("://", 1)[1], s3_server.requests()
     for group in ("g00000", "g00001"):
-        assert f"PUT /{name}/counts/_work/exchange/{group}/" in s3_server.requests()
-    assert ".run" in s3_server.requests()
+        assert f"PUT /{name}/counts/_work/exchange/{group}/" in log
+        assert f"PUT /{name}/counts/_work/exchange/{group}/split/" in log
+    assert ".run" in log
 
 
 def test_an_output_prefix_holding_other_objects_is_refused(s3_server, bucket, tmp_path):
