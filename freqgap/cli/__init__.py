@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("freqgap.cli.query", "run SQL on the database of a gaps run, read-only"),
     "import-lm-eval": ("freqgap.cli.import_lm_eval", "import lm-evaluation-harness "
                                                      "--log_samples logs as predictions"),
+    "export-lm-eval": ("freqgap.cli.export_lm_eval", "the prompts as lm-evaluation-harness "
+                                                     "tasks (YAML + local dataset)"),
     "suite": ("freqgap.cli.suite", "negation and quantifier suites: neqa, tinad, quantifiers"),
     "corpus": ("freqgap.cli.corpus", "write a synthetic Pile-format corpus (conf/corpus.yaml)"),
     "train": ("freqgap.cli.train", "train a small GPT-NeoX LM and its tokenizer on a corpus"),

@@ -69,6 +69,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "fingerprints differ, e.g. another corpus); recorded in the manifest")
     p.add_argument("--force", action="store_true",
                    help="replace a result in --out made with other settings")
+    p.add_argument("--examples", metavar="OUT.json",
+                   help="also write lm-eval's --samples file {task: [doc ids]} of the "
+                        "instances in the bottom and top bins, for the tasks of "
+                        "`freqgap export-lm-eval` on the same instances")
+    p.add_argument("--examples-freq-def", default="1,2", metavar="DEF",
+                   help="frequency definition whose bins --examples takes (default %(default)s)")
     p.add_argument("--summary", action="store_true",
                    help="print a Table-2-like summary, what it means, and the plots' paths")
 
@@ -98,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     # one run per output directory, never over another result or an input (freqgap/outdir.py)
     with claim(opts.path(opts.results), stage="gaps", inputs=input_paths(opts),
                settings=result_settings(opts), force=args.force):
-        result = run_gaps(opts)
+        result = run_gaps(opts, examples=(args.examples, args.examples_freq_def)
+                          if args.examples else None)
     if args.summary:
         print(summary_text(result.gaps, opts.tables, opts.task_labels, opts.binning,
                            opts.bin_percent, opts.boot_level, result.results_dir, result.plots,

@@ -6,6 +6,10 @@ lm-eval writes one `samples_<task>_<date>.jsonl` per task, a JSON object per doc
 generation is scored here by the paper rule (freqgap.inference.parse), against the answer of
 the instance whose question text matches, so the gaps of imported and native predictions
 mean the same thing. The harness's own metric is kept only in the manifest's totals.
+
+Logs of tasks written by `freqgap export-lm-eval` (freqgap.gaps.lm_eval_export) are read
+by their documents' ids instead: each document names its task, k, seed and instance_id, and
+the prompt lm-eval sent must be that instance's prompt, byte for byte.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.gaps.inputs import GapsInputError, dataset_glob
+from freqgap.gaps.lm_eval_export import DOC_FIELDS
+from freqgap.inference.prompts import read_prompts
 from freqgap.inference.parse import score
 from freqgap.inference.writer import PREDICTION_SCHEMA
 from freqgap.contract import INSTANCE_STAGES
@@ -49,6 +55,49 @@ def load_questions(instances_dir: Path) -> dict[str, list[tuple[str, int, str]]]
     for q, task, iid, answer in rows:
         out.setdefault(q, []).append((task, int(iid), answer))
     return out
+
+
+def load_prompts(instances_dir: Path) -> dict[tuple[str, int, int, int], tuple[str, str]]:
+    """(task, k, seed, instance_id) -> (prompt, answer) from instances/prompts.parquet."""
+    table = read_prompts(instances_dir, ["task", "k", "seed", "instance_id", "prompt", "answer"])
+    return {(r["task"], r["k"], r["seed"], r["instance_id"]): (r["prompt"], r["answer"])
+            for r in table.to_pylist()}
+
+
+def exported_doc(sample: dict[str, Any]) -> dict[str, Any] | None:
+    """The document of a task written by `freqgap export-lm-eval`, else None."""
+    doc = sample.get("doc")
+    return doc if isinstance(doc, dict) and all(f in doc for f in DOC_FIELDS) else None
+
+
+def _exported_key(sample: dict[str, Any], doc: dict[str, Any], where: str,
+                  prompts: dict[tuple[str, int, int, int], tuple[str, str]], task: str | None,
+                  k: int | None, seed: int) -> tuple[str, int, int, int, str]:
+    """(task, k, seed, instance_id, answer) of an exported document, checked: the instance
+    exists with that prompt and answer, lm-eval sent that prompt, and --task/--k/--seed
+    (when given) agree with the document."""
+    try:
+        key = (str(doc["task"]), int(doc["k"]), int(doc["seed"]), int(doc["instance_id"]))
+    except (TypeError, ValueError):
+        got = [doc[f] for f in DOC_FIELDS[:4]]
+        raise LmEvalImportError(f"{where}: doc task/k/seed/instance_id {got!r} are not a "
+                                "task name and three integers") from None
+    for flag, given, have in (("--task", task, key[0]), ("--k", k, key[1]),
+                              ("--seed", seed or None, key[2])):
+        if given is not None and given != have:
+            raise LmEvalImportError(f"{where}: {flag} {given} but the exported document is "
+                                    f"{have}; drop {flag} (exported logs carry their own)")
+    if key not in prompts:
+        raise LmEvalImportError(f"{where}: task {key[0]}, k={key[1]}, seed={key[2]}, instance "
+                                f"{key[3]} is not in these instances' prompts; import with the "
+                                "instances directory that was exported")
+    prompt, answer = prompts[key]
+    if doc["prompt"] != prompt or prompt_text(sample) != prompt:
+        raise LmEvalImportError(f"{where}: the prompt lm-eval sent is not the instance's prompt "
+                                f"(task {key[0]}, k={key[1]}, seed={key[2]}, instance {key[3]}); "
+                                "run the exported task as written (no --num_fewshot, "
+                                "--system_instruction or chat template)")
+    return (*key, answer)
 
 
 def prompt_text(sample: dict[str, Any]) -> str | None:
@@ -139,6 +188,30 @@ def _shots(path: Path, lm_task: str, k: int | None) -> tuple[int, str, Path | No
     return n_shot, str(results.name), results
 
 
+def _check_target(sample: dict[str, Any], answer: str, where: str, task: str, iid: int) -> None:
+    target = sample.get("target")
+    if target is not None and str(target).strip() != answer:
+        raise LmEvalImportError(f"{where}: target {target!r} differs from the instance's "
+                                f"answer {answer!r} (task {task}, instance {iid})")
+
+
+def _row(model: str, revision: str, task: str, shots: int, seed: int, iid: int, text: str,
+         answer: str, sample: dict[str, Any], where: str,
+         seen: dict[tuple[str, int, int, int], str],
+         harness_metric: dict[str, list[float]]) -> dict[str, Any]:
+    """One prediction row, scored by the paper rule; a repeated instance is an error."""
+    key = (task, shots, seed, iid)
+    if key in seen:
+        raise LmEvalImportError(f"{where}: a second sample for task {task}, k={shots}, "
+                                f"seed={seed}, instance {iid} (first at {seen[key]})")
+    seen[key] = where
+    for metric in ("exact_match", "acc"):
+        if isinstance(sample.get(metric), (int, float)):
+            harness_metric.setdefault(metric, []).append(float(sample[metric]))
+    return {"model": model, "revision": revision, "task": task, "k": shots, "seed": seed,
+            "instance_id": iid, "continuation": text, **score(text, answer)}
+
+
 def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model: str,
                    revision: str = "", task: str | None = None, k: int | None = None,
                    seed: int = 0, question_field: str | None = None,
@@ -156,14 +229,22 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     harness_metric: dict[str, list[float]] = {}
     per_file: list[dict[str, Any]] = []
     results_files: list[Path] = []
+    prompts: dict[tuple[str, int, int, int], tuple[str, str]] | None = None
     for path in files:
         m = _SAMPLES_NAME.match(path.name)
         lm_task = m.group(1) if m else path.stem
-        shots, shots_from, results = _shots(path, lm_task, k)
+        samples = list(read_samples(path))
+        exported = bool(samples) and exported_doc(samples[0][1]) is not None
+        if exported:
+            results, shots_from = results_file_of(path), "doc"
+            prompts = load_prompts(instances_dir) if prompts is None else prompts
+        else:
+            shots, shots_from, results = _shots(path, lm_task, k)
         if results and results not in results_files:
             results_files.append(results)
         chosen_filter = filter_name
-        for lineno, sample in read_samples(path):
+        file_ks: set[int] = set()
+        for lineno, sample in samples:
             where = f"{path}:{lineno}"
             f = sample.get("filter")
             if f is not None:
@@ -174,6 +255,18 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
             if text is None:
                 raise LmEvalImportError(f"{where}: resps holds no generated text (only generation "
                                    "tasks, output_type generate_until, can be imported)")
+            doc = exported_doc(sample)
+            if (doc is not None) != exported:
+                raise LmEvalImportError(f"{where}: mixes documents of an exported task with "
+                                        "others in one samples file")
+            if doc is not None:
+                inst_task, shots, row_seed, iid, answer = _exported_key(
+                    sample, doc, where, prompts, task, k, seed)
+                file_ks.add(shots)
+                _check_target(sample, answer, where, inst_task, iid)
+                rows.append(_row(model, revision, inst_task, shots, row_seed, iid, text, answer,
+                                 sample, where, seen, harness_metric))
+                continue
             q = question_of(sample, question_field)
             if q is None:
                 raise LmEvalImportError(f"{where}: no question found (doc.question, or 'Q: …\\nA:' "
@@ -188,22 +281,13 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
             if len(cands) > 1:
                 raise LmEvalImportError(f"{where}: question {q!r} matches {len(cands)} instances")
             inst_task, iid, answer = cands[0]
-            target = sample.get("target")
-            if target is not None and str(target).strip() != answer:
-                raise LmEvalImportError(f"{where}: target {target!r} differs from the instance's "
-                                   f"answer {answer!r} (task {inst_task}, instance {iid})")
-            key = (inst_task, int(shots), int(seed), iid)
-            if key in seen:
-                raise LmEvalImportError(f"{where}: a second sample for task {inst_task}, k={shots}, "
-                                   f"seed={seed}, instance {iid} (first at {seen[key]})")
-            seen[key] = where
-            for metric in ("exact_match", "acc"):
-                if isinstance(sample.get(metric), (int, float)):
-                    harness_metric.setdefault(metric, []).append(float(sample[metric]))
-            rows.append({"model": model, "revision": revision, "task": inst_task, "k": int(shots),
-                         "seed": int(seed), "instance_id": iid, "continuation": text,
-                         **score(text, answer)})
-        per_file.append({"file": str(path), "lm_task": lm_task, "k": int(shots),
+            _check_target(sample, answer, where, inst_task, iid)
+            file_ks.add(int(shots))
+            rows.append(_row(model, revision, inst_task, int(shots), int(seed), iid, text, answer,
+                             sample, where, seen, harness_metric))
+        per_file.append({"file": str(path), "lm_task": lm_task,
+                         "k": (file_ks.pop() if len(file_ks) == 1 else sorted(file_ks))
+                         if exported else int(shots),
                          "k_from": shots_from, "filter": chosen_filter,
                          "results_file": str(results) if results else None})
     if not rows:
@@ -221,10 +305,11 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     tmp.replace(target_file)
     totals = {"rows": len(rows), "correct": sum(r["correct"] for r in rows),
               "harness_metric_mean": {m: sum(v) / len(v) for m, v in harness_metric.items()}}
-    ks = sorted({f["k"] for f in per_file})
+    ks = sorted({r["k"] for r in rows})
+    seeds = sorted({r["seed"] for r in rows})
     filters = sorted({f["filter"] for f in per_file if f["filter"] is not None})
     config = {"model": model, "revision": revision, "task": task,
-              "k": ks[0] if len(ks) == 1 else ks, "seed": seed,
+              "k": ks[0] if len(ks) == 1 else ks, "seed": seeds[0] if len(seeds) == 1 else seeds,
               "question_field": question_field,
               "filter": (filters[0] if len(filters) == 1 else filters) if filters else None,
               "k_given": k, "filter_given": filter_name, "files": per_file,

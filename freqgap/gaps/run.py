@@ -72,8 +72,11 @@ def _remove_stale(results: Path, keep: set[Path]) -> None:
             p.unlink()
 
 
-def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> GapsResult:
-    """Compute per_key and gaps and write every output; raises GapsInputError on bad input."""
+def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None,
+             examples: tuple[Path, str] | None = None) -> GapsResult:
+    """Compute per_key and gaps and write every output; raises GapsInputError on bad input.
+    `examples` = (path, frequency definition): also lm-eval's examples file of the bins
+    (freqgap.gaps.lm_eval_examples)."""
     started = now_iso()
     opts.validate()
     inputs = resolve_inputs(opts)
@@ -114,6 +117,9 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None) -> Gap
         _write_parquet(con, f"SELECT * FROM gaps {order}", files["gaps"])
         for name in ("per_key", "gaps"):
             check_written(name, files[name])          # freqgap/contract.py
+        if examples is not None:
+            from freqgap.gaps.lm_eval_examples import write_examples
+            write_examples(con, opts.path(opts.instances), *examples)
         per_key = con.execute(f"SELECT * FROM per_key {order}, omega, key").df()
         gaps = con.execute(f"SELECT * FROM gaps {order}").df()
         totals = {"per_key_rows": len(per_key), "gaps_rows": len(gaps), "keys": n_keys,
