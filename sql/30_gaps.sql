@@ -219,10 +219,21 @@ WITH all_keys AS (
     FROM per_key
     GROUP BY ALL
 ),
-rho AS (
-    SELECT group_id, corr(omega_rank, accuracy_rank) AS rho
-    FROM ranked_keys
+-- ρ = Pearson's r of the ranks, from exact integer sums of the doubled (integral) ranks:
+-- corr() sums doubles in thread order, so a rerun could differ in the last bits.
+rank_sums AS (
+    SELECT group_id, count(*)::HUGEINT AS n,
+           sum(x) AS sx, sum(y) AS sy, sum(x * y) AS sxy, sum(x * x) AS sxx, sum(y * y) AS syy
+    FROM (SELECT group_id, (2 * omega_rank)::BIGINT::HUGEINT AS x,
+                 (2 * accuracy_rank)::BIGINT::HUGEINT AS y FROM ranked_keys)
     GROUP BY group_id
+),
+rho AS (
+    SELECT group_id,
+           CASE WHEN n * sxx = sx * sx OR n * syy = sy * sy THEN 'NaN'::DOUBLE
+                ELSE (n * sxy - sx * sy)::DOUBLE
+                     / sqrt((n * sxx - sx * sx)::DOUBLE * (n * syy - sy * sy)::DOUBLE) END AS rho
+    FROM rank_sums
 )
 SELECT a.model, a.revision, a.task, a.k, a.freq_def,
        t.accuracy, t.n_rows, t.n_seeds,
