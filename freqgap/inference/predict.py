@@ -222,10 +222,8 @@ def predict(prompts_path: str | Path | Prompts, out_dir: str | Path, model: str 
 def _previous(target: Path, fields: dict[str, Any], force: bool) -> dict[str, Any] | None:
     """The finished manifest when it has these settings; refuse other or unknown settings
     (with `force`, discard them); None when there is work to do (fresh or resumable)."""
-    if (target / MANIFEST_NAME).exists():
-        _reopen_if_damaged(target)
     finished = (target / MANIFEST_NAME).exists()
-    stored = (read_manifest(target, stage="predictions").get("config", {}).get(
+    stored = (read_manifest(target, stage="predictions", files=False).get("config", {}).get(
         "fingerprint_fields") if finished else read_fingerprint(target))
     if stored is None:
         if finished or part_files(target):
@@ -241,18 +239,21 @@ def _previous(target: Path, fields: dict[str, Any], force: bool) -> dict[str, An
             refuse_if_different(target, stored, fields)
         _discard(target)
         return None
+    if finished and _reopen_if_damaged(target):
+        return None                  # the same settings: recompute the damaged chunks
     return read_manifest(target, stage="predictions") if finished else None
 
 
-def _reopen_if_damaged(target: Path) -> None:
-    """A finished directory whose chunks differ from its manifest (one deleted, edited or
-    added) becomes unfinished again: the damaged chunks are removed, the settings
-    fingerprint put back and the manifest removed, so the run recomputes just those rows."""
+def _reopen_if_damaged(target: Path) -> bool:
+    """A finished directory (of this run's settings) whose chunks differ from its manifest
+    (one deleted, edited or added) becomes unfinished again: the damaged chunks are
+    removed, the settings fingerprint put back and the manifest removed, so the run
+    recomputes just those rows. True when it did so."""
     manifest = read_manifest(target, stage="predictions", files=False)
     damaged = damaged_files(target, manifest)
     fields = (manifest.get("config") or {}).get("fingerprint_fields")
     if not damaged or fields is None:
-        return
+        return False
     write_fingerprint(target, fields)
     for path, _ in damaged:          # before the manifest: a kill here is found again
         path.unlink(missing_ok=True)
@@ -260,6 +261,7 @@ def _reopen_if_damaged(target: Path) -> None:
     path, what = damaged[0]
     print(f"{path}: {what}; recomputing the rows of {len(damaged)} chunk(s)", file=sys.stderr,
           flush=True)
+    return True
 
 
 def _run(prompts: Prompts, target: Path, lm: LM, label: str, rev: str,

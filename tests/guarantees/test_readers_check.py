@@ -121,3 +121,17 @@ def test_count_records_its_files_and_a_lost_part_is_refused(spark, tmp_path):
     (out / next(iter(uni))).unlink()
     with pytest.raises(ManifestError, match="but missing"):
         read_manifest(out, stage="count_terms")
+
+
+def test_a_damaged_directory_rerun_with_other_settings_is_refused_and_left_alone(instances,
+                                                                                  tmp_path):
+    from freqgap.errors import InputMismatchError
+
+    out = tmp_path / "fake"
+    predictions(instances, out)
+    part_files(out)[0].unlink()
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(InputMismatchError, match="other settings"):
+        predict(instances, out, FakeLM(), label="fake", chunk_size=5, max_new_tokens=7,
+                progress_interval=1e9)
+    assert sorted(p.name for p in out.iterdir()) == before
