@@ -19,8 +19,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import yaml
 
+from freqgap.contract import INSTANCE_STAGES
 from freqgap.errors import FreqgapError
 from freqgap.inference.prompts import read_prompts
+from freqgap.manifest import read_manifest
 
 TAG = "freqgap"
 DATA_DIR = "data"
@@ -48,6 +50,11 @@ def lm_task_name(task: str, k: int, seed: int) -> str:
 
 def documents(instances_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
     """lm-eval task name -> its documents in doc_id order (instance order of the group)."""
+    read_manifest(instances_dir, stage=INSTANCE_STAGES)
+    if not (Path(instances_dir) / "prompts.parquet").is_file():
+        raise LmEvalExportError(f"{instances_dir}: no prompts.parquet; only the instances of "
+                                "`freqgap instances` can be exported (a suite builds its "
+                                "prompts and scores letters by log-probability when it runs)")
     table = read_prompts(instances_dir, ["task", "k", "seed", "instance_id", "prompt", "answer"])
     questions = {(r["task"], r["instance_id"]): r["question"] for r in pq.read_table(
         Path(instances_dir) / "instances.parquet",
