@@ -139,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"(see `{prog} --help`)", file=sys.stderr)
             return 2
         args._argv = argv
-        from freqgap.cli.remote_paths import refuse_unsupported_uris
+        from freqgap.cli.remote_paths import localize_uris
 
-        refuse_unsupported_uris(args)          # a URI where only local paths work: one line
+        localize_uris(args)        # finished inputs fetched from a bucket; other URIs refused
         return int(args._run(args) or 0)
     except BrokenPipeError:
         # The reader of our stdout went away (`freqgap query … | head`): not an error of ours.

@@ -1,8 +1,13 @@
-"""Which options take bucket and other URIs (s3://, gs://, hdfs://…): `count`'s input and
-output, and the corpus a demo counts, read and written through counting/storage.py and
-pyarrow.fs (docs/cluster.md). Every other stage reads and writes local paths with pathlib,
-which takes `s3://b/x` for the local directory `s3:/b/x` (an output would be written
-there, in silence): such a value is refused in one line before any work."""
+"""Which options take bucket and other URIs (s3://, gs://, hdfs://…).
+
+`count`'s input and output, and the corpus a demo counts, are read and written through
+counting/storage.py and pyarrow.fs (docs/cluster.md). The finished stage directories that
+later stages read (counts, instances, gaps results) may be in an object store too: they are
+fetched once into the local cache (`objectstore.fetch_finished`) and the stage reads the
+copy. Every other path option takes a local path: pathlib would take `s3://b/x` for the
+local directory `s3:/b/x` (an output would be written there, in silence), so a URI there
+is refused in one line before any work.
+"""
 
 from __future__ import annotations
 
@@ -12,20 +17,39 @@ import re
 from freqgap.errors import UsageError
 
 REMOTE_OPTIONS = {"count": {"input", "out"}, "demo": {"corpus"}}
+FETCHED = {"instances": {"counts"}, "count-report": {"counts"}, "predict": {"prompts"},
+           "gaps": {"counts", "instances"}, "query": {"results"}}
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
-def refuse_unsupported_uris(args: argparse.Namespace) -> None:
+def _refusal(command: str, name: str, item: str) -> UsageError:
+    takes = sorted(REMOTE_OPTIONS.get(command, set()) | FETCHED.get(command, set()))
+    where = (f"this option of `freqgap {command}` takes a local path only (URIs: "
+             + ", ".join(f"--{a}" for a in takes) if takes else
+             f"`freqgap {command}` reads and writes local paths only (URIs: "
+             "`freqgap count --input/--out`")
+    return UsageError(f"--{name.replace('_', '-')} {item}: {where}; docs/cluster.md); "
+                      "copy it to a local directory first (e.g. `aws s3 cp --recursive`)")
+
+
+def localize_uris(args: argparse.Namespace) -> None:
+    """Fetch the finished directories a stage reads from a bucket; refuse other URIs."""
     command = getattr(args, "command", None)
-    allowed = REMOTE_OPTIONS.get(command, set())
     for name, value in sorted(vars(args).items()):
-        if name.startswith("_") or name in allowed:
+        if name.startswith("_") or name in REMOTE_OPTIONS.get(command, ()):
             continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(item, str) and _URI.match(item):
-                where = (f"this option of `freqgap {command}` takes a local path only (URIs: "
-                         + ", ".join(f"--{a}" for a in sorted(allowed)) if allowed else
-                         f"`freqgap {command}` reads and writes local paths only (URIs: "
-                         "`freqgap count --input/--out`")
-                raise UsageError(f"--{name.replace('_', '-')} {item}: {where}; docs/cluster.md); "
-                                 "copy it to a local directory first (e.g. `aws s3 cp --recursive`)")
+            if not (isinstance(item, str) and _URI.match(item)):
+                continue
+            if not isinstance(value, str) or name not in FETCHED.get(command, ()):
+                raise _refusal(command, name, item)
+            from freqgap.counting.objectstore import fetch_finished, is_object_store
+            from freqgap.paths import cache_root
+
+            if not is_object_store(item):
+                raise _refusal(command, name, item)
+            if getattr(args, "allow_write", False):
+                raise UsageError(f"--allow-write: the results of {item} are a fetched copy; "
+                                 "changes would not reach the bucket (drop --allow-write, or "
+                                 "copy the directory locally and query that)")
+            setattr(args, name, str(fetch_finished(item, cache_root() / "fetched")))

@@ -13,8 +13,12 @@ scratch by the next run (docs/cluster.md, "Object stores").
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import uuid
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from urllib.parse import urlparse
 
 from freqgap.counting.inputs import arrow_fs
@@ -144,3 +148,44 @@ class ObjectStore:
         fs, path = arrow_fs(uri)
         with fs.open_output_stream(path, compression=None) as out:
             out.write(text.encode("utf-8"))
+
+
+def fetch_finished(uri: str, cache: Path) -> Path:
+    """A local copy of a finished stage's directory in a bucket, for the stages that read
+    local paths: `cache`/<hash of the URI and its manifest>/<name>. Fetched once per result
+    and never half: the manifest must be there (an unfinished run is refused), the copy is
+    made under a hidden name and renamed into place whole, and a manifest that changed
+    while copying (a run writing there) is refused. The run's work area is not fetched."""
+    import pyarrow.fs as pafs
+
+    from freqgap.manifest import MANIFEST_NAME
+
+    store, uri = ObjectStore(), uri.rstrip("/")
+    if not store.exists(f"{uri}/{MANIFEST_NAME}"):
+        raise ObjectStoreError(f"{uri}: no {MANIFEST_NAME}, so not the output of a finished run "
+                               "(run the stage that writes it to the end, or check the URI)")
+    manifest = store.read_text(f"{uri}/{MANIFEST_NAME}")
+    name = uri.rsplit("/", 1)[-1]
+    target = cache / hashlib.sha256(f"{uri}\0{manifest}".encode()).hexdigest()[:20]
+    if (target / name / MANIFEST_NAME).is_file():
+        return target / name
+    staging = cache / f".{target.name}.{uuid.uuid4().hex[:8]}"
+    fs, root = arrow_fs(uri)
+    with _answering(uri):
+        for item in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
+            inner = item.path[len(root) + 1:]
+            if item.type != pafs.FileType.File or inner.split("/", 1)[0] == "_work":
+                continue
+            local = staging / name / inner
+            local.parent.mkdir(parents=True, exist_ok=True)
+            pafs.copy_files(item.path, str(local), source_filesystem=fs,
+                            destination_filesystem=pafs.LocalFileSystem())
+    if (staging / name / MANIFEST_NAME).read_text(encoding="utf-8") != manifest:
+        shutil.rmtree(staging)
+        raise ObjectStoreError(f"{uri}: its {MANIFEST_NAME} changed while it was fetched (a run is "
+                               "writing there); try again when it has finished")
+    try:
+        staging.rename(target)
+    except OSError:                       # fetched by another process meanwhile: keep that one
+        shutil.rmtree(staging)
+    return target / name

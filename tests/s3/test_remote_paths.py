@@ -1,21 +1,29 @@
-"""Options that take local paths only refuse a URI in one line, before any work, instead
-of reading or writing a local directory named `s3:` (freqgap/cli/remote_paths.py)."""
+"""Path options and URIs (freqgap/cli/remote_paths.py): a finished stage directory that a
+later stage reads is fetched from the bucket once and read as a local copy; a URI where only
+local paths work is refused in one line before any work, instead of reading or writing a
+local directory named `s3:`."""
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
 import pytest
 
 from freqgap.cli import main
+from tests.instances.counts_fixture import default_counts
+from tests.s3.server import upload
+
+INSTANCES = ["--tasks", "add,day_hour", "--k", "0,2", "--seeds", "3", "--limit", "5"]
 
 
 @pytest.mark.parametrize("argv, option", [
-    (["instances", "--counts", "s3://b/counts", "--out", "OUT"], "--counts s3://b/counts"),
     (["instances", "--out", "s3://b/instances"], "--out s3://b/instances"),
-    (["predict", "--prompts", "gs://b/instances", "--model", "models/demo", "--out", "OUT"],
-     "--prompts gs://b/instances"),
-    (["gaps", "--counts", "c", "--instances", "i", "--predictions", "p", "--out", "s3a://b/r"],
-     "--out s3a://b/r"),
-    (["query", "--results", "s3://b/results", "--list"], "--results s3://b/results"),
+    (["predict", "--prompts", "p", "--model", "models/demo", "--out", "gs://b/predictions"],
+     "--out gs://b/predictions"),
+    (["gaps", "--counts", "c", "--instances", "i", "--predictions", "s3://b/p*", "--out", "r"],
+     "--predictions s3://b/p*"),
+    (["gaps", "--counts", "hdfs://nn/c", "--instances", "i", "--predictions", "p"],
+     "--counts hdfs://nn/c"),
+    (["query", "--results", "r", "--out", "s3://b/q.csv", "SELECT 1"], "--out s3://b/q.csv"),
     (["count", "--vocab", "s3://b/words.txt", "--out", "OUT"], "--vocab s3://b/words.txt"),
 ])
 def test_uri_where_only_local_paths_work(argv, option, tmp_path, monkeypatch, capsys):
@@ -24,3 +32,35 @@ def test_uri_where_only_local_paths_work(argv, option, tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"error: {option}: " in err and "local" in err
     assert list(tmp_path.iterdir()) == []            # no `s3:` (or any) directory made here
+
+
+def test_instances_read_counts_from_a_bucket(bucket, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FREQGAP_CACHE_DIR", str(tmp_path / "cache"))
+    counts = default_counts(tmp_path / "counts")
+    upload(counts, f"{bucket}/counts")
+    assert main(["instances", "--counts", str(counts), "--out", str(tmp_path / "local"), *INSTANCES]) == 0
+    for _ in range(2):                                   # the second run reuses the copy
+        assert main(["instances", "--counts", f"{bucket}/counts", "--out", str(tmp_path / "remote"),
+                     *INSTANCES]) == 0
+    for name in ("instances", "instance_terms", "prompts"):
+        assert pq.read_table(tmp_path / "remote" / f"{name}.parquet").equals(
+            pq.read_table(tmp_path / "local" / f"{name}.parquet"))
+    assert len(list((tmp_path / "cache" / "fetched").iterdir())) == 1
+    capsys.readouterr()
+
+
+def test_an_unfinished_directory_is_not_fetched(bucket, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FREQGAP_CACHE_DIR", str(tmp_path / "cache"))
+    counts = default_counts(tmp_path / "counts")
+    (counts / "_manifest.json").unlink()                 # a run killed before its commit
+    upload(counts, f"{bucket}/counts")
+    assert main(["instances", "--counts", f"{bucket}/counts", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no _manifest.json" in err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "cache").exists()
+
+
+def test_query_cannot_write_into_a_fetched_copy(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FREQGAP_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["query", "--results", "s3://b/results", "--allow-write", "SELECT 1"]) == 2
+    assert "--allow-write" in capsys.readouterr().err
