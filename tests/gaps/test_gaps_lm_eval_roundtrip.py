@@ -117,3 +117,31 @@ def test_an_exported_log_must_carry_the_instances_prompts(world, tmp_path):
         import_samples([log], instances, tmp_path / "p1", "demo")
     with pytest.raises(LmEvalImportError, match=r":1: --k 2 but the exported document is 0"):
         import_samples(logs("samples")[:1], instances, tmp_path / "p2", "demo", k=2)
+
+
+def test_examples_under_a_definition_without_bins_is_one_line(world, tmp_path):
+    from freqgap.gaps.lm_eval_examples import ExamplesError
+    from freqgap.gaps.options import options_from_conf
+
+    root, counts, instances = world
+    preds = tmp_path / "predictions"
+    import_samples(logs("samples"), instances, preds / "demo-lm-eval", "demo")
+    opts = options_from_conf(counts=str(counts), instances=str(instances),
+                             predictions=str(preds) + "/*/", results=str(tmp_path / "results"),
+                             make_plots=False, boot_reps=0, min_seen_keys=2)
+    # the synthetic counts hold no number-number pairs: no key of 1,2 is seen
+    with pytest.raises(ExamplesError, match=r"^--examples-freq-def 1,2: no key of this run is "
+                                            r"binned under it \(definitions binned: 1\)$"):
+        run_gaps(opts, examples=(tmp_path / "examples.json", "1,2"))
+    assert not (tmp_path / "examples.json").exists()
+
+
+def test_cli_export_then_refuses_a_used_folder(world, tmp_path, capsys):
+    from freqgap.cli import main
+
+    _, _, instances = world
+    argv = ["export-lm-eval", "--instances", str(instances), "--out", str(tmp_path / "t")]
+    assert main(argv) == 0
+    assert "exported 24 prompts as 2 lm-eval task(s)" in capsys.readouterr().out
+    assert main(argv) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
