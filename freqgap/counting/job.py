@@ -45,7 +45,7 @@ from freqgap.counting.records import MAX_SKIPPED_SHARE, refuse_mostly_skipped
 from freqgap.counting.rules import TermRules
 from freqgap.counting.storage import Storage, qualify
 from freqgap.counting.vocab import refuse_plural_forms
-from freqgap.counting.task_results import WORK_FORMAT, TaskResult, key_ranges
+from freqgap.counting.exchange.task_results import WORK_FORMAT, TaskResult, key_ranges
 from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records, manifest_text,
                               now_iso)
 from freqgap.progress import Progress, format_duration
@@ -95,7 +95,7 @@ def _spilling(count, base: str):
     """mapPartitions function: run `count` over the items of the partition's bins and
     spill its partial counts to run files under `base`; yields the task's result (a dict)."""
     def task(bins):
-        from freqgap.counting.exchange import spill        # in the worker (module docstring)
+        from freqgap.counting.exchange.runs import spill        # in the worker (module docstring)
 
         yield spill(count(item for items in bins for item in items), base).to_json()
     return task
@@ -113,7 +113,7 @@ def _splitter(base: str, text_field: str, on_bad: str):
 def _reducer(runs: list, ranges: list, rules: TermRules, final: str, bucketed: bool):
     """mapPartitions function of the reduce job: key-range numbers -> their reduce results."""
     def reduce(parts):
-        from freqgap.counting.final_tables import reduce_range   # in the worker (module docstring)
+        from freqgap.counting.exchange.final_tables import reduce_range   # in the worker (module docstring)
 
         for part in parts:
             lo, hi = ranges[part]

@@ -50,7 +50,7 @@ def _load_task_code() -> None:
     importlib.import_module("pyspark.worker")
     # The modules of every task kind (count, spill, split, reduce), imported once here
     # rather than in each worker (the reduce's Parquet writer included).
-    for name in ("exchange", "final_tables", "spread"):
+    for name in ("exchange.runs", "exchange.final_tables", "spread"):
         importlib.import_module(f"freqgap.counting.{name}")
     from freqgap.counting.partials import count_lines
     from freqgap.counting.rules import TermRules

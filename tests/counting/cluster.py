@@ -96,3 +96,15 @@ class StandaloneCluster:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+def submit_count(cluster: StandaloneCluster, inputs: Path, out: Path, *args: str,
+                 env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`spark-submit jobs/count_terms.py --input INPUTS --out OUT ARGS` on the cluster."""
+    repo = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
+         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
+         str(repo / "jobs" / "count_terms.py"), "--input", str(inputs), "--out", str(out), *args],
+        env={**cluster_env(), **(env or {})}, cwd=cwd or out.parent, capture_output=True, text=True,
+        timeout=420)

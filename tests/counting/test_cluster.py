@@ -3,17 +3,13 @@ same counts as local mode (and the package reaches executors without a manual st
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from freqgap.counting.job import run_count
-from tests.counting.cluster import SPARK_HOME, StandaloneCluster, cluster_env
+from tests.counting.cluster import StandaloneCluster, submit_count
 from tests.counting.corpus_utils import read_counts, reference, write_jsonl
 from tests.counting.test_job import random_texts
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.cluster
@@ -23,12 +19,7 @@ def test_standalone_cluster_equals_local_mode(spark, tmp_path):
         write_jsonl(tmp_path / "in" / f"shard-{i}.jsonl.zst", texts[i::4])
     run_count([str(tmp_path / "in")], str(tmp_path / "local"), spark=spark)
     with StandaloneCluster(tmp_path / "cluster") as cluster:
-        result = subprocess.run(
-            [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-             str(REPO / "jobs" / "count_terms.py"), "--input", str(tmp_path / "in"),
-             "--out", str(tmp_path / "cluster-out"), "--files-per-job", "2"],
-            env=cluster_env(), cwd=tmp_path, capture_output=True, text=True, timeout=420)
+        result = submit_count(cluster, tmp_path / "in", tmp_path / "cluster-out", "--files-per-job", "2")
         assert result.returncode == 0, result.stderr[-3000:]
         # Both workers ran executors, and each received the package zip from the driver.
         shipped = list((tmp_path / "cluster").glob("worker*/app-*/*/freqgap.zip"))

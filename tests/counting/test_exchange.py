@@ -10,10 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from freqgap.contract import check_parquet
-from freqgap.counting import exchange, final_tables, partials, task_results
+from freqgap.counting import partials
+from freqgap.counting.exchange import final_tables, runs as exchange, task_results
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import ENGINE_ENV
-from freqgap.counting.final_tables import reduce_range
+from freqgap.counting.exchange.final_tables import reduce_range
 from freqgap.counting.kinds import DATASETS
 from freqgap.counting.rules import TermRules
 
@@ -57,7 +58,7 @@ def _check_ranges(ranges):
 
 def _sums_by_range(results, ranges, engine=None):
     """{kind: Counter} summed range by range, checking each range holds only its keys."""
-    from freqgap.counting.final_tables import _sum_kinds
+    from freqgap.counting.exchange.final_tables import _sum_kinds
 
     runs = [r for res in results for r in res.runs]
     got: dict[str, Counter] = {}

@@ -1,4 +1,4 @@
-"""The run files' row layout (freqgap.counting.runcodec): exact for any int64 keys and counts,
+"""The run files' row layout (freqgap.counting.exchange.runcodec): exact for any int64 keys and counts,
 either writer read by either reader, compact where compiled, damage refused."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freqgap.counting import runcodec
+from freqgap.counting.exchange import runcodec
 from freqgap.counting.engines import runcodec_compiled
 
 WRITERS = {"numpy": runcodec.encode, "numba": runcodec_compiled.encode}

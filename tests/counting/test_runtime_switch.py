@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from freqgap.counting.job import run_count
-from tests.counting.cluster import SPARK_HOME, StandaloneCluster, cluster_env
+from tests.counting.cluster import StandaloneCluster, submit_count
 from tests.counting.corpus_utils import read_counts, reference, write_jsonl
 from tests.counting.test_job import random_texts
 
@@ -83,11 +83,6 @@ def test_standalone_cluster_counts_are_identical_with_the_runtime_off(spark, tmp
         write_jsonl(tmp_path / "in" / f"shard-{i}.jsonl.zst", texts[i::2])
     run_count([str(tmp_path / "in")], str(tmp_path / "on"), spark=spark)
     with StandaloneCluster(tmp_path / "cluster") as cluster:
-        result = subprocess.run(
-            [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-             str(REPO / "jobs" / "count_terms.py"), "--input", str(tmp_path / "in"),
-             "--out", str(tmp_path / "off")],
-            env={**cluster_env(), **STOCK}, cwd=tmp_path, capture_output=True, text=True, timeout=420)
+        result = submit_count(cluster, tmp_path / "in", tmp_path / "off", env=STOCK)
         assert result.returncode == 0, result.stderr[-3000:]
     assert read_counts(tmp_path / "off") == read_counts(tmp_path / "on") == reference(texts)

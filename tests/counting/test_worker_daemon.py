@@ -81,7 +81,7 @@ def test_preload_freezes_the_heap_it_made_without_collecting():
               "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info['generation']))\n"
               "preload()\n"
               "import sys\n"
-              "loaded = all(f'freqgap.counting.{m}' in sys.modules for m in ('exchange', 'final_tables', 'spread'))\n"
+              "loaded = all(f'freqgap.counting.{m}' in sys.modules for m in ('exchange.runs', 'exchange.final_tables', 'spread'))\n"
               "print(collections, gc.isenabled(), gc.get_freeze_count() > 10000, loaded)\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})

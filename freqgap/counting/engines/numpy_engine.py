@@ -10,7 +10,7 @@ from typing import Iterator
 
 import numpy as np
 
-from freqgap.counting import runcodec
+from freqgap.counting.exchange import runcodec
 from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM
 from freqgap.counting.partials import sum_by_key
 from freqgap.counting.rules import TermRules

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from freqgap.counting.runcodec import CorruptRunError, checked_blocks
+from freqgap.counting.exchange.runcodec import CorruptRunError, checked_blocks
 from freqgap.counting.engines.words import load_u64, store_u64
 
 _SLACK = 16                    # bytes past the end that 8-byte stores or loads may touch

@@ -1,5 +1,5 @@
 """The counting job's reduce step: exact sums of a key range over every run file
-(freqgap.counting.exchange), decoded to term strings and written as the final Parquet tables.
+(freqgap.counting.exchange.runs), decoded to term strings and written as the final Parquet tables.
 
 One reduce task per key range; a key lives in exactly one range, so the tables' files are
 disjoint, their union is the exact sum over every count task, group and resume, and part
@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.contract import DATASETS as CONTRACT
-from freqgap.counting import arrow_arrays, exchange
+from freqgap.counting import arrow_arrays
+from freqgap.counting.exchange import runs as exchange
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import get_engine

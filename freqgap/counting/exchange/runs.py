@@ -8,13 +8,13 @@ of every INDEX_STEP-th key; the task hands the driver the same index keys, and t
 cuts the key space into one range per reduce task at weighted quantiles of them, so every
 reducer gets about as many rows whatever the keys' distribution. A reduce task reads its key
 range from every run (a few ranged reads per run, found by the index) and merges the sorted
-slices into exact sums (freqgap.counting.final_tables). The JVM only schedules tasks and
+slices into exact sums (freqgap.counting.exchange.final_tables). The JVM only schedules tasks and
 carries one small result per task.
 
 A run file, keys strictly increasing, B = ceil(rows / INDEX_STEP) blocks of INDEX_STEP rows:
 
     MAGIC, rows, INDEX_STEP, index[B], offsets[B + 1]     (little-endian int64)
-    the rows, block by block, compact (freqgap.counting.runcodec: 3-4 bytes a row of real text)
+    the rows, block by block, compact (freqgap.counting.exchange.runcodec: 3-4 bytes a row of real text)
 
 with index[i] = keys[i * INDEX_STEP] and block i's bytes at offsets[i]:offsets[i + 1] of the
 rows (until work format 2: int64 keys[rows], counts[rows], 16 bytes a row). Files are read
@@ -35,8 +35,8 @@ from freqgap.counting.engines import get_engine
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.kinds import is_count_kind
 from freqgap.counting.partials import sum_by_key
-from freqgap.counting.runcodec import CorruptRunError
-from freqgap.counting.task_results import INDEX_STEP, TaskResult
+from freqgap.counting.exchange.runcodec import CorruptRunError
+from freqgap.counting.exchange.task_results import INDEX_STEP, TaskResult
 
 MAGIC = 0x33584746            # "FGX3"
 _HEAD = 3                     # MAGIC, rows, INDEX_STEP
