@@ -27,8 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freqgap.gaps.lm_eval_export import TAG, export
+    from freqgap.outdir import claim
 
-    tasks = export(args.instances, args.out, args.max_gen_toks)
+    # the folder is renamed into place whole: the claim is a lock beside it (outdir.py)
+    with claim(args.out, beside=True, inputs=[args.instances]):
+        tasks = export(args.instances, args.out, args.max_gen_toks)
     print(f"exported {sum(tasks.values())} prompts as {len(tasks)} lm-eval task(s) (tag "
           f"{TAG!r}) -> {args.out}; run them with lm_eval --include_path {args.out} "
           f"--tasks {TAG} --log_samples")

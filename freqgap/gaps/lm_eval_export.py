@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -109,15 +110,20 @@ def export(instances_dir: str | Path, out_dir: str | Path,
         raise LmEvalExportError(f"{out}: exists and is not empty; remove it or pass another "
                                 "--out (an export is written whole)")
     docs = documents(instances_dir)
-    tmp = out.with_name(f".{out.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / DATA_DIR).mkdir(parents=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    (tmp / DATA_DIR).mkdir()
     for name, group in docs.items():
         (tmp / DATA_DIR / f"{name}.jsonl").write_text(jsonl_text(group), encoding="utf-8")
         config = task_config(name, out / DATA_DIR / f"{name}.jsonl", max_gen_toks)
         (tmp / f"{name}.yaml").write_text(yaml.dump(config, Dumper=_Dumper, sort_keys=False),
                                           encoding="utf-8")
-    if out.exists():
-        out.rmdir()
-    tmp.rename(out)
+    try:
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise LmEvalExportError(f"{out}: written meanwhile by another run; remove it or "
+                                "pass another --out") from None
     return {name: len(group) for name, group in docs.items()}
