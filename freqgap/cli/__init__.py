@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def job_main(command: str, argv: list[str] | None = None) -> int:
     """`jobs/<script>.py` shims: the same as `freqgap <command> ARGS`. Under spark-submit
     PySpark is then imported from its installed package, not from the zip Spark put first
-    on the path (a cold count's driver: ~0.7 CPU-s less)."""
+    on the path (a cold count's driver starts faster: docs/performance.md)."""
     from freqgap.runtime.pyspark_path import prefer_installed_packages
 
     prefer_installed_packages()

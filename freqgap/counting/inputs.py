@@ -2,7 +2,7 @@
 
 Why a module of its own: the driver plans a run from these alone, and importing them must
 not import numpy, pyarrow or zstandard (the readers in `sources`): the driver of a count
-never needs those, and they cost 0.2-0.25 CPU-s of every cold run.
+never needs those, and every cold run would pay for their imports.
 
 A local file is identified by its real path (symbolic links resolved), so a file named twice
 (a link beside its target, `--input a,link`) is counted once; symbolic links to directories

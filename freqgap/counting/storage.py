@@ -6,8 +6,8 @@ URIs (hdfs://, viewfs://…), so the job's commit protocol works alike on all of
 Why local paths skip the JVM: every operation through Hadoop is a py4j round trip and JVM
 work (a cold run first loads Hadoop's FileSystem classes, scans the jars for file system
 implementations and parses core-default.xml; its local file system writes a .crc file
-beside each file and forks `chmod`), 0.06-0.11 CPU-s of the JVM in a warm 313 MB run and
-more in a cold one. The operations keep Hadoop's meaning: a recursive delete that ignores a
+beside each file and forks `chmod`), a cost in every run's JVM, more in a cold one
+(docs/performance.md). The operations keep Hadoop's meaning: a recursive delete that ignores a
 missing path, a rename that refuses an existing target, listings without checksum files.
 """
 
