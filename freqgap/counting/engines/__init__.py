@@ -9,8 +9,8 @@ the reduce's keys into term indices (`term_indices`). `numpy` needs only numpy a
 finder's buffer. Both give identical counts (tests/counting/test_conformance.py runs one
 suite over every engine against freqgap.counting.reference).
 
-Choosing: `FREQGAP_ENGINE=numpy|numba` (the count command's `--engine` sets it for the
-driver and the executors), else numba where it imports, else numpy. No module outside this
+Choosing: `FREQGAP_ENGINE=numpy|numba` (get_spark passes it on to the executors), else
+numba where it imports, else numpy. No module outside this
 package imports numba or an engine module (tests/counting/test_engines.py checks it).
 """
 
@@ -79,7 +79,7 @@ def engine_name(name: str | None = None) -> str:
     package imports. An unknown name fails with the known ones."""
     chosen = (name or os.environ.get(ENGINE_ENV, "")).strip().lower()
     if chosen and chosen not in ENGINES:
-        raise ConfigError(f"unknown counting engine {chosen!r} (--engine or {ENGINE_ENV}): "
+        raise ConfigError(f"unknown counting engine {chosen!r} ({ENGINE_ENV}): "
                           f"expected one of {', '.join(ENGINES)}")
     if chosen:
         return chosen
