@@ -498,6 +498,17 @@ def _binned_points(ax, b: pd.DataFrame, label: str, withheld: bool = False):
     return bars.lines[0]
 
 
+def _delta_line(ax, x: pd.Series, gd: pd.DataFrame, freq_def: str) -> None:
+    """One definition's Δ (×100) against x, its interval as error bars (a withheld Δ is a
+    gap in the line)."""
+    y = 100 * gd["delta"].astype(float).to_numpy()
+    lo = 100 * gd["ci_low"].astype(float).to_numpy()
+    hi = 100 * gd["ci_high"].astype(float).to_numpy()
+    err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
+    ax.errorbar(x.to_numpy(), y, yerr=err, marker="o", ms=4, capsize=3,
+                label=DEF_MD.get(freq_def, f"Δ{freq_def}"))
+
+
 def model_size(model: str) -> float | None:
     """Parameters named by a model's name (pythia-70m → 7e7, gpt-j-6b → 6e9), else None."""
     m = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([kmbt])(?![a-z])", model.lower())
@@ -533,12 +544,7 @@ def delta_by_model_size(gaps: pd.DataFrame, out_dir: Path, def_order: list[str],
             gd = gd[gd["delta"].notna()]
             if gd.empty:
                 continue
-            y = 100 * gd["delta"].astype(float).to_numpy()
-            lo = 100 * gd["ci_low"].astype(float).to_numpy()
-            hi = 100 * gd["ci_high"].astype(float).to_numpy()
-            err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
-            ax.errorbar(gd["size"].to_numpy(), y, yerr=err, marker="o", ms=4, capsize=3,
-                        label=DEF_MD.get(d, f"Δ{d}"))
+            _delta_line(ax, gd["size"], gd, d)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("parameters (from the model names)")
@@ -565,12 +571,7 @@ def delta_vs_k(gaps: pd.DataFrame, out_dir: Path, def_order: list[str],
         fig, ax = plt.subplots(figsize=(5.5, 3.8))
         for d in defs:
             gd = g[g["freq_def"] == d].sort_values("k")
-            y = 100 * gd["delta"].astype(float).to_numpy()
-            lo = 100 * gd["ci_low"].astype(float).to_numpy()
-            hi = 100 * gd["ci_high"].astype(float).to_numpy()
-            err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
-            ax.errorbar(gd["k"].to_numpy(), y, yerr=err, marker="o", ms=4, capsize=3,
-                        label=DEF_MD.get(d, f"Δ{d}"))
+            _delta_line(ax, gd["k"], gd, d)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xlabel("k (shots)")
         ax.set_ylabel("Δ (×100)")

@@ -4,7 +4,9 @@ The wheel is built from a copy of the package sources, installed into a new venv
 directory, and the chain `freqgap count` (local Spark), `instances`, `predict` (a tiny
 model), `gaps` and `query` runs from a tmp working directory. To stay offline and fast the new venv reaches the *dependencies* of the
 development venv through a .pth file; freqgap itself must come from the wheel (asserted),
-with conf/ and sql/ read from the package data it carries.
+with conf/ and sql/ read from the package data it carries, and the defaults of `freqgap
+count` and `freqgap demo` (the sample corpus, the demo model) found in it from an empty
+directory.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "freqgap", "conf", "sql")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "freqgap", "conf", "sql", "data", "models")
 
 
 def _run(cmd, **kw):
@@ -61,10 +63,15 @@ def installed(tmp_path_factory):
 def test_package_comes_from_the_wheel_with_its_data(installed, tmp_path):
     venv, env = installed
     code = ("import freqgap, freqgap.paths as p; print(freqgap.__file__); "
-            "print(p.DEFAULT_CONF_DIR); print(p.SQL_DIR)")
+            "print(p.DEFAULT_CONF_DIR); print(p.SQL_DIR); print(p.SAMPLE_CORPUS_DIR); "
+            "print(p.DEMO_MODEL_DIR)")
     lines = _run([venv / "bin" / "python", "-c", code], cwd=tmp_path, env=env).stdout.split()
     assert all(Path(line).is_relative_to(venv) for line in lines), lines
     assert lines[1].endswith("_data/conf") and (Path(lines[2]) / "30_gaps.sql").exists()
+    assert sorted(p.name for p in Path(lines[3]).glob("*.jsonl.zst")) == \
+        sorted(p.name for p in (REPO / "data" / "sample").glob("*.jsonl.zst"))
+    assert (Path(lines[4]) / "model.safetensors").stat().st_size == \
+        (REPO / "models" / "demo" / "model.safetensors").stat().st_size
     help_text = _run([venv / "bin" / "freqgap", "gaps", "--help"], cwd=tmp_path, env=env).stdout
     assert "(conf/gaps.yaml: out/counts)" in " ".join(help_text.split())
 
@@ -103,3 +110,28 @@ def test_the_chain_from_any_directory(installed, tmp_path):
     out = _run([freqgap, "query", "--results", "results", "SELECT count(*) AS n FROM gaps"],
                cwd=tmp_path, env=env, timeout=120)
     assert "│" in out.stdout
+
+
+@pytest.mark.timeout(900)
+def test_demo_from_an_empty_directory(installed, tmp_path):
+    """`freqgap demo` with its defaults (the shipped sample corpus and demo model) from a
+    directory holding nothing; the demo grid is capped to 20 test items (--conf) to stay
+    within CI time."""
+    import yaml
+
+    from freqgap.config import load_conf
+
+    venv, env = installed
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    tasks = load_conf("tasks")
+    tasks["grids"]["demo"]["max_test_items"] = 20
+    (conf / "tasks.yaml").write_text(yaml.safe_dump(tasks, allow_unicode=True))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = _run([venv / "bin" / "freqgap", "demo", "--conf", conf, "--device", "cpu"],
+               cwd=empty, env=env, timeout=840)
+    assert "| Multiplication | 2 |" in out.stdout
+    counted = json.loads((empty / "out" / "counts" / "_manifest.json").read_text())
+    assert all(Path(i["path"]).is_relative_to(venv) for i in counted["inputs"]), counted["inputs"]
+    assert json.loads((empty / "results" / "_manifest.json").read_text())["stage"] == "gaps"
