@@ -139,10 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"(see `{prog} --help`)", file=sys.stderr)
             return 2
         args._argv = argv
-        from freqgap.cli.remote_paths import localize_uris
+        from freqgap.cli.remote_paths import run_with_uris
 
-        localize_uris(args)        # finished inputs fetched from a bucket; other URIs refused
-        return int(args._run(args) or 0)
+        return run_with_uris(args)     # bucket inputs fetched, outputs published; else refused
     except BrokenPipeError:
         # The reader of our stdout went away (`freqgap query … | head`): not an error of ours.
         import os

@@ -17,13 +17,15 @@ import re
 from freqgap.errors import UsageError
 
 REMOTE_OPTIONS = {"count": {"input", "out"}, "demo": {"corpus"}}
+PUBLISHED = {"instances": "out", "predict": "out", "gaps": "out"}     # written through a mirror
 FETCHED = {"instances": {"counts"}, "count-report": {"counts"}, "predict": {"prompts"},
            "gaps": {"counts", "instances"}, "query": {"results"}}
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 def _refusal(command: str, name: str, item: str) -> UsageError:
-    takes = sorted(REMOTE_OPTIONS.get(command, set()) | FETCHED.get(command, set()))
+    takes = sorted(REMOTE_OPTIONS.get(command, set()) | FETCHED.get(command, set())
+                   | ({PUBLISHED[command]} if command in PUBLISHED else set()))
     where = (f"this option of `freqgap {command}` takes a local path only (URIs: "
              + ", ".join(f"--{a}" for a in takes) if takes else
              f"`freqgap {command}` reads and writes local paths only (URIs: "
@@ -53,3 +55,30 @@ def localize_uris(args: argparse.Namespace) -> None:
                                  "changes would not reach the bucket (drop --allow-write, or "
                                  "copy the directory locally and query that)")
             setattr(args, name, str(fetch_finished(item, cache_root() / "fetched")))
+
+
+def run_with_uris(args: argparse.Namespace) -> int:
+    """Run the chosen stage (`args._run`) with its URIs resolved: inputs fetched
+    (`localize_uris`), and an object-store output of a stage in PUBLISHED written to a
+    local mirror of it (`objectstore.pull`) and published when the stage succeeds
+    (`objectstore.push`: manifests deleted first and uploaded last)."""
+    command = getattr(args, "command", None)
+    option = PUBLISHED.get(command)
+    target = getattr(args, option, None) if option else None
+    if not (isinstance(target, str) and _URI.match(target)):
+        localize_uris(args)
+        return int(args._run(args) or 0)
+    from freqgap.counting.objectstore import is_object_store, pull, push
+    from freqgap.paths import cache_root
+
+    if not is_object_store(target):
+        raise _refusal(command, option, target)
+    setattr(args, option, None)
+    localize_uris(args)
+    mirror = pull(target, cache_root() / "mirrors")
+    setattr(args, option, str(mirror))
+    code = int(args._run(args) or 0)
+    if code == 0:
+        push(mirror, target)
+        print(f"published to {target} (manifest last)", flush=True)
+    return code

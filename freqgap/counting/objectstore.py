@@ -189,3 +189,51 @@ def fetch_finished(uri: str, cache: Path) -> Path:
     except OSError:                       # fetched by another process meanwhile: keep that one
         shutil.rmtree(staging)
     return target / name
+
+
+def pull(uri: str, cache: Path) -> Path:
+    """A local mirror of everything under `uri` (empty when there is nothing), for a stage
+    that writes local paths: `cache`/<hash of the URI>/<name>, made afresh each time, so
+    the stage sees the earlier result it may reuse or resume."""
+    import pyarrow.fs as pafs
+
+    uri = uri.rstrip("/")
+    name = uri.rsplit("/", 1)[-1]
+    mirror = cache / hashlib.sha256(uri.encode()).hexdigest()[:20] / name
+    shutil.rmtree(mirror.parent, ignore_errors=True)
+    mirror.mkdir(parents=True)
+    fs, root = arrow_fs(uri)
+    with _answering(uri):
+        for item in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
+            if item.type == pafs.FileType.File:
+                local = mirror / item.path[len(root) + 1:]
+                local.parent.mkdir(parents=True, exist_ok=True)
+                pafs.copy_files(item.path, str(local), source_filesystem=fs,
+                                destination_filesystem=pafs.LocalFileSystem())
+    return mirror
+
+
+def push(mirror: Path, uri: str) -> None:
+    """Publish a stage's finished local mirror under `uri`, all-or-nothing for readers:
+    every manifest there is deleted first, the data files are uploaded (and objects the
+    stage no longer has deleted), and the manifests are uploaded last. Hidden files (lock
+    and temporary files) stay behind; the mirror is removed after."""
+    import pyarrow.fs as pafs
+
+    from freqgap.manifest import MANIFEST_NAME
+
+    uri = uri.rstrip("/")
+    fs, root = arrow_fs(uri)
+    files = sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(mirror).parts))
+    last = [f for f in files if f.rsplit("/", 1)[-1] == MANIFEST_NAME]
+    with _answering(uri):
+        there = [i.path for i in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+                 if i.type == pafs.FileType.File]
+        for path in sorted(there, key=lambda p: not p.endswith("/" + MANIFEST_NAME)):
+            if path[len(root) + 1:] not in files or path.endswith("/" + MANIFEST_NAME):
+                fs.delete_file(path)
+        for name in [f for f in files if f not in last] + last:
+            pafs.copy_files(str(mirror / name), f"{root}/{name}", source_filesystem=pafs.LocalFileSystem(),
+                            destination_filesystem=fs)
+    shutil.rmtree(mirror.parent, ignore_errors=True)

@@ -83,4 +83,5 @@ def download(uri: str, local: Path) -> None:
     import pyarrow.fs as pafs
 
     fs, path = pafs.FileSystem.from_uri(uri)
+    local.mkdir(parents=True, exist_ok=True)
     pafs.copy_files(path, str(local), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem())
