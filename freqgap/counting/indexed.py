@@ -101,9 +101,10 @@ class IndexedDataset:
         if bad.size:
             i = int(bad[0])
             raise IndexedFormatError(
-                f"{self.idx_path}: entry {i} (size {int(sizes[i])}, pointer {int(self.pointers[i])}) "
-                f"lies outside {self.bin_path} ({bin_size} bytes) or is misaligned; "
-                f"{bad.size} such entries (truncated download, or not this .bin's index?)")
+                f"{self.bin_path}: {bin_size} bytes, but entry {i} of {self.idx_path} (size "
+                f"{int(sizes[i])}, pointer {int(self.pointers[i])}) lies outside it or is "
+                f"misaligned; {bad.size} such entries (truncated download, or not this "
+                "index's .bin?)")
 
     def check_token_ids(self, ids: np.ndarray, vocab_size: int, entry: int) -> None:
         """Refuse token ids outside the tokenizer's vocabulary (another tokenizer's data,
