@@ -23,7 +23,7 @@ suite-neqa suite-tinad suite-quantifiers: setup ## a suite on DATA=file with SUI
 demo-suites: setup ## the three suites on the fixture files with the demo model (a smoke run)
 	$(FREQGAP) suite neqa --data $(SUITE_FIXTURES)/neqa.jsonl \
 	  --original $(SUITE_FIXTURES)/neqa_nonnegated.jsonl --models $(SUITE_MODELS) \
-	  --task2-data $(SUITE_FIXTURES)/neqa.jsonl --task2-original $(SUITE_FIXTURES)/neqa_nonnegated.jsonl \
+	  --task2-plain \
 	  --letter-scoring $(NEQA_LETTER_SCORING) --out $(SUITE_OUT)/neqa $(DEMO_SUITE_ARGS) $(SUITE_ARGS)
 	$(FREQGAP) suite tinad --data $(SUITE_FIXTURES)/tinad.jsonl \
 	  --models $(SUITE_MODELS) --out $(SUITE_OUT)/tinad $(DEMO_SUITE_ARGS) $(SUITE_ARGS)

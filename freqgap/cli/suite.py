@@ -40,6 +40,10 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
                        help="Task 2's non-negated questions (default: the authors' "
                             "<stem>_normalized_nonnegated<ext> beside ORIGINAL, or "
                             "<ORIGINAL stem>_normalized<ext>, else refused)")
+        p.add_argument("--task2-plain", action="store_true",
+                       help="build Task 2 from DATA and ORIGINAL themselves (questions with "
+                            "' ___ ?'), not the authors' normalized files; recorded as "
+                            "task2_plain in the manifests")
         p.add_argument("--letter-scoring", choices=("top50", "full", "sum"),
                        help="top50: the authors' rule (a letter outside the 50 most likely next "
                             "tokens is absent, then a seeded coin); full: the letters' next-token "
@@ -112,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, k, None) is not None}
     if args.benchmark == "neqa":
         extra["seed"] = args.seed
+        if args.task2_plain:
+            extra["task2_plain"] = True
     result = run_suite(args.benchmark, args.data, args.models, args.out,
                        original=getattr(args, "original", None), revision=args.revision,
                        device=args.device, dtype=args.dtype, batch_size=args.batch_size,

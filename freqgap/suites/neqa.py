@@ -204,14 +204,21 @@ def _find_normalized(path: str | Path, data_stem: str, role: str) -> Path:
         raise SuiteDataError(f"{path}: two normalized {role} files ({looked}); Task 2 needs "
                              f"one: pass {TASK2_FLAGS}")
     raise SuiteDataError(f"{path}: no normalized {role} file for Task 2 (looked for {looked}); "
-                         f"pass {TASK2_FLAGS} (the plain files themselves to run Task 2 on "
-                         "the questions with ' ___ ?')")
+                         f"pass {TASK2_FLAGS}, or --task2-plain to run Task 2 on the plain "
+                         "files (recorded in the manifests)")
 
 
 def task2_files(data: str | Path, original: str | Path, task2_data: str | Path | None = None,
-                task2_original: str | Path | None = None) -> tuple[Path, Path]:
-    """(negated, non-negated) files Task 2 is built from: the flags when given, else the
+                task2_original: str | Path | None = None,
+                plain: bool = False) -> tuple[Path, Path]:
+    """(negated, non-negated) files Task 2 is built from: the flags when given, the plain
+    files themselves with `plain` (--task2-plain, recorded by the caller), else the
     authors' normalized files beside `data` and `original` (found by name, or refused)."""
+    if plain:
+        if task2_data or task2_original:
+            raise SuiteDataError(f"--task2-plain and {TASK2_FLAGS.replace(' and ', '/')} "
+                                 "both given; pass one of them")
+        return Path(data), Path(original)
     stem = Path(data).stem
     neg = Path(task2_data) if task2_data else _find_normalized(data, stem, "negated")
     orig = (Path(task2_original) if task2_original

@@ -44,7 +44,7 @@ def safe_name(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "__", model).strip("_") or "model"
 
 
-NEQA_ONLY = ("original", "task2_data", "task2_original", "sample")
+NEQA_ONLY = ("original", "task2_data", "task2_original", "task2_plain", "sample")
 
 
 def build_suite(benchmark: str, data: str | Path, conf: dict[str, Any],
@@ -228,7 +228,7 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         boot_reps: int | None = None, task2_data: str | Path | None = None,
         task2_original: str | Path | None = None, sample: int | None = None, seed: int = 42,
         letter_scoring: str | None = None, overlong: str | None = None,
-        verbose: bool = False) -> dict[str, Any]:
+        verbose: bool = False, task2_plain: bool = False) -> dict[str, Any]:
     """The whole benchmark for a list of models; returns the trend labels and record list
     (and the gaps result when `counts` names a counts directory)."""
     conf = load_conf("suites") if conf is None else conf
@@ -241,17 +241,19 @@ def run(benchmark: str, data: str | Path, models: list[str], out: str | Path,
         return _run_locked(benchmark, data, models, out, original, revision, device,
                            dtype, batch_size, limit, force, conf, loader, counts,
                            boot_reps, task2_data, task2_original, sample, seed,
-                           verbose=verbose)
+                           verbose=verbose, task2_plain=task2_plain)
 
 
 def _run_locked(benchmark, data, models, out, original, revision, device, dtype, batch_size,
                 limit, force, conf, loader, counts, boot_reps, task2_data, task2_original,
-                sample, seed, verbose=False) -> dict[str, Any]:
+                sample, seed, verbose=False, task2_plain=False) -> dict[str, Any]:
     data = materialise(data, out / "data")
     original = materialise(original, out / "data") if original is not None else None
     neqa_options = {k: v for k, v in (("task2_data", task2_data),
                                       ("task2_original", task2_original),
                                       ("sample", sample)) if v is not None}
+    if task2_plain:
+        neqa_options["task2_plain"] = True
     if benchmark == "neqa":
         neqa_options["seed"] = seed
     suite = build_suite(benchmark, data, conf, original=original, limit=limit,
@@ -268,6 +270,8 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
     if benchmark == "neqa":
         config.update(sample=sample, seed=seed if sample is not None else None,
                       task2_files=suite.task2_files)
+        if suite.task2_plain:          # recorded when given (earlier manifests keep theirs)
+            config["task2_plain"] = True
     inst_manifest, inst, trows, vocab = plan_instances(suite, inputs, config)
     fp = inst_manifest["fingerprint"]
     claim(out, fp)

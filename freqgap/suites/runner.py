@@ -160,20 +160,23 @@ class NeQASuite(Suite):
     def __init__(self, data: str | Path, conf: dict[str, Any], original: str | Path | None = None,
                  limit: int | None = None, task2_data: str | Path | None = None,
                  task2_original: str | Path | None = None, sample: int | None = None,
-                 seed: int = 42, overlong: str = "refuse") -> None:
+                 seed: int = 42, overlong: str = "refuse", task2_plain: bool = False) -> None:
         super().__init__(conf, overlong)
         if limit is not None and sample is not None:
             raise SuiteDataError("--limit and --sample both given; --sample N takes the "
                                  "authors' seeded sample, --limit N the first N lines")
         items = neqa.load(data)
         pairs = neqa.pair_items(items, neqa.load(original), original) if original else None
-        if (task2_data is not None or task2_original is not None) and original is None:
-            raise SuiteDataError("--task2-data/--task2-original need --original (Task 1 and "
-                                 "Task 2 use the non-negated questions)")
+        if (task2_data is not None or task2_original is not None or task2_plain) \
+                and original is None:
+            raise SuiteDataError("--task2-data/--task2-original/--task2-plain need --original "
+                                 "(Task 1 and Task 2 use the non-negated questions)")
+        self.task2_plain = bool(task2_plain)
         self.task2_files = None
         t2_pairs = None
         if original is not None:
-            t2_neg, t2_orig = neqa.task2_files(data, original, task2_data, task2_original)
+            t2_neg, t2_orig = neqa.task2_files(data, original, task2_data, task2_original,
+                                               task2_plain)
             self.task2_files = [str(t2_neg), str(t2_orig)]
             neg_items = neqa.load(t2_neg) if t2_neg != Path(data) else items
             _aligned(items, neg_items, t2_neg, "Task 2 questions")

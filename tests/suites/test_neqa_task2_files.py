@@ -106,3 +106,41 @@ def test_normalized_names():
     assert [p.name for p in neqa.normalized_names("d/neqa_100.jsonl", "neqa_100")] == \
         ["neqa_100_normalized.jsonl"]
     assert [p.name for p in neqa.normalized_names("obqa.csv", "neqa")] == ["obqa_normalized.csv"]
+
+
+def test_task2_plain_is_explicit_and_exclusive(tmp_path):
+    data, original = released(tmp_path)
+    (tmp_path / "neqa_100_normalized.jsonl").unlink()
+    with pytest.raises(SuiteDataError, match="or --task2-plain to run Task 2 on the plain"):
+        NeQASuite(data, {}, original=original)
+    plain = NeQASuite(data, {}, original=original, task2_plain=True)
+    assert plain.task2_plain and plain.task2_files == [str(data), str(original)]
+    assert "Inn is not a ___ ? hotel." in plain.prompts("neqa/task2")[0][0]
+    with pytest.raises(SuiteDataError, match="--task2-plain and --task2-data/--task2-original "
+                                             "both given"):
+        NeQASuite(data, {}, original=original, task2_plain=True, task2_data=data)
+    with pytest.raises(SuiteDataError, match="need --original"):
+        NeQASuite(data, {}, task2_plain=True)
+    assert NeQASuite(data, {}, original=original, task2_data=data,
+                     task2_original=original).task2_plain is False
+
+
+def test_cli_passes_task2_plain_and_refuses_it_elsewhere(tmp_path, monkeypatch):
+    from freqgap.suites import pipeline
+
+    seen = {}
+
+    def fake_run(benchmark, data, models, out, **kw):
+        seen.update(kw)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(pipeline, "run", fake_run)
+    monkeypatch.setattr("freqgap.cli.model_check.cached_or_refuse", lambda *a: None)
+    data, original = released(tmp_path)
+    from freqgap.cli import main
+    with pytest.raises(SystemExit):
+        main(["suite", "neqa", "--data", str(data), "--original", str(original),
+              "--task2-plain", "--models", "demo", "--out", str(tmp_path / "o")])
+    assert seen["task2_plain"] is True
+    with pytest.raises(SuiteDataError, match="--task2-plain applies to neqa only"):
+        pipeline.build_suite("tinad", data, {}, task2_plain=True)

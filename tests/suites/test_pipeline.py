@@ -46,9 +46,8 @@ def check_common(out, models, tasks):
 
 
 # The fixture's questions have no trailing " ___ ?", so it ships no normalized files:
-# Task 2 is pointed at the plain files explicitly (never found silently).
-PLAIN_TASK2 = {"task2_data": FIXTURES / "neqa.jsonl",
-               "task2_original": FIXTURES / "neqa_nonnegated.jsonl"}
+# Task 2 runs on the plain files by --task2-plain (never found silently), recorded.
+PLAIN_TASK2 = {"task2_plain": True}
 
 
 def test_neqa_end_to_end(two_models, tmp_path):
@@ -63,6 +62,8 @@ def test_neqa_end_to_end(two_models, tmp_path):
     trend = check_common(out, two_models, tasks)
     assert set(trend["trends"]) <= {"zero_shot", "zero_shot_hint", "few_shot", "few_shot_cot",
                                     "composed"}
+    for sub in ("instances", "summary"):
+        assert read_manifest(out / sub)["config"]["task2_plain"] is True
     for rec in res["records"]:
         m = rec["metrics"]
         assert m["composed"] == pytest.approx(m["task1"] * m["task2"] +
