@@ -81,29 +81,42 @@ class Generator:
         return self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
 
     @torch.inference_mode()
-    def _greedy(self, input_ids, attention_mask, position_ids, past) -> list[list[int]]:
+    def _greedy(self, input_ids, attention_mask, position_ids, past, compact: bool = False
+                ) -> list[list[int]]:
+        """Greedy tokens of each row, cut after its first stop token. With `compact` (a
+        shared-prefix cache, whose rows hold only their own tokens), a row that stopped
+        leaves the batch: later steps compute the live rows only."""
         batch = input_ids.shape[0]
+        live = torch.arange(batch, device=self.device)       # original row of each live row
+        tokens = torch.full((batch, self.max_new_tokens), self.pad_id, dtype=torch.long,
+                            device=self.device)
         done = torch.zeros(batch, dtype=torch.bool, device=self.device)
-        steps = []
+        steps = 0
         for step in range(self.max_new_tokens):
             out = self.model(input_ids=input_ids, attention_mask=attention_mask,
                              position_ids=position_ids, past_key_values=past, use_cache=True,
                              logits_to_keep=1)
             nxt = out.logits[:, -1, :].argmax(-1)
-            steps.append(nxt)
-            done |= self.stop[nxt]
-            if bool(done.all()) or step == self.max_new_tokens - 1:
+            tokens[live, step] = nxt
+            steps = step + 1
+            stopped = self.stop[nxt]
+            done[live] |= stopped
+            if step == self.max_new_tokens - 1 or bool(done.all()):
                 break
             past = out.past_key_values
+            if compact and bool(stopped.any()):
+                keep = (~stopped).nonzero().squeeze(1)
+                for layer in past.layers:
+                    layer.keep_rows(keep)
+                live, nxt = live[keep], nxt[keep]
             input_ids = nxt[:, None]
             if attention_mask is not None:
                 attention_mask = torch.cat(
                     [attention_mask, attention_mask.new_ones((batch, 1))], dim=1)
             position_ids = position_ids[:, -1:] + 1
-        tokens = torch.stack(steps, dim=1).tolist()
         stop = self.stop.tolist()
         out_rows = []
-        for row in tokens:
+        for row in tokens[:, :steps].tolist():
             cut = next((i + 1 for i, t in enumerate(row) if stop[t]), len(row))
             out_rows.append(row[:cut])
         return out_rows
@@ -187,7 +200,7 @@ class Generator:
                 if shared:
                     past = shared_prefix_cache(cache, batch, suffix_len + self.max_new_tokens)
                     with attached(self.model, past):
-                        return self._greedy(ids, None, pos, past)
+                        return self._greedy(ids, None, pos, past, True)
                 past = batch_cache(cache, batch, n_prefix + suffix_len + self.max_new_tokens,
                                    self.preallocate)
                 mask = torch.ones((batch, n_prefix + suffix_len), dtype=torch.long,

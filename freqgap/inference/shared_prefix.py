@@ -52,6 +52,13 @@ class SharedPrefixLayer(PreallocatedLayer):
     def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
         return self.prefix_length + self.length + query_length, 0
 
+    def keep_rows(self, rows: torch.Tensor) -> None:
+        """Keep only `rows` of the batch (rows that stopped generating leave it); only
+        the rows' own suffixes are copied, the prefix stays shared."""
+        self._k, self._v = self._k.index_select(0, rows), self._v.index_select(0, rows)
+        self.batch = len(rows)
+        self._publish()
+
     def stored_bytes(self) -> int:
         """Bytes this layer holds (prefix once + suffix buffers)."""
         own = 0 if self._k is None else self._k.nbytes + self._v.nbytes

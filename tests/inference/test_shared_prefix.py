@@ -215,3 +215,25 @@ def test_batch_from_free_memory_counts_the_prefix_once(models, instances_dir, mo
         assert out[:2] == expected
         sizes[shared] = max(seen)
     assert 1 < sizes[False] < sizes[True] <= 20
+
+
+def test_rows_that_stopped_leave_the_batch(monkeypatch):
+    """The demo checkpoint answers and stops at the newline: the stopped rows leave the
+    batch (their suffixes dropped, the prefix kept) and the answers are unchanged."""
+    demo = REPO_ROOT / "models" / "demo"
+    lm = get_lm(str(demo), device="cpu", dtype="float32")
+    prompts = [it["prompt"] for it in json.loads((demo / "predictions.json").read_text())["items"]]
+    prefix = prompts[0][: prompts[0].rfind("Q: ")]
+    same = [p for p in prompts if p.startswith(prefix)][:16]
+    kept, real = [], sp.SharedPrefixLayer.keep_rows
+
+    def spy(self, rows):
+        kept.append(len(rows))
+        real(self, rows)
+
+    monkeypatch.setattr(sp.SharedPrefixLayer, "keep_rows", spy)
+    gen = Generator(lm.model, lm.tokenizer, max_new_tokens=6, batch_size=16)
+    got = gen.generate_group(prefix, same)
+    assert kept                                   # some rows stopped before the others
+    assert got == _reference(lm.model, lm.tokenizer, same, max_new=6)
+    assert all(g.endswith("\n") for g in got if len(lm.encode(g)) < 6)
