@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import argparse
 
+from freqgap.cli.common import positive_int
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", default="out/counts", metavar="DIR",
                    help="counts directory of `freqgap count` (with _manifest.json)")
     p.add_argument("--out", default="out/reports/counts.png", metavar="PNG",
                    help="the plot: rank-frequency of number terms, counts of vocabulary words")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--top", type=positive_int, default=10, metavar="N",
                    help="how many of the most frequent number terms to print")
 
 
 def run(args: argparse.Namespace) -> int:
     from freqgap.analysis.counts import number_frequencies, plot_counts
 
-    top = number_frequencies(args.counts, limit=max(args.top, 1))
+    top = number_frequencies(args.counts, limit=args.top)
     print("most frequent number terms: " + ", ".join(f"{t} ({c:,})" for t, c in top))
     print(f"plot: {plot_counts(args.counts, args.out)}")
     return 0
