@@ -184,7 +184,12 @@ def profile_top(call: Callable[[], object], device: str, rows: int = 15) -> str:
     with profile(activities=acts) as prof:
         call()
         _sync(device)
-    key = "self_cuda_time_total" if device.startswith("cuda") else "self_cpu_time_total"
+    from torch.autograd.profiler_util import FunctionEventAvg
+
+    key = "self_cpu_time_total"
+    if device.startswith("cuda"):
+        key = ("self_device_time_total" if hasattr(FunctionEventAvg, "self_device_time_total")
+               else "self_cuda_time_total")
     return prof.key_averages().table(sort_by=key, row_limit=rows)
 
 

@@ -47,11 +47,20 @@ def _float32_products(device_type: str, dtype: torch.dtype) -> bool:
     return True
 
 
+_NO_FLOAT32_PRODUCTS: set[tuple[str, torch.dtype]] = set()   # refused on real operands
+
+
 def _scores(a: torch.Tensor, b: torch.Tensor, scale: float) -> torch.Tensor:
     """scale * a @ b for 3-d a, b: float32 where the device writes it directly, else in
     the inputs' dtype (the softmax converts)."""
-    if _float32_products(a.device.type, a.dtype):
-        return torch.bmm(a, b, out_dtype=torch.float32).mul_(scale)
+    kind = (a.device.type, a.dtype)
+    if _float32_products(*kind) and kind not in _NO_FLOAT32_PRODUCTS:
+        try:
+            return torch.bmm(a, b, out_dtype=torch.float32).mul_(scale)
+        except torch.cuda.OutOfMemoryError:
+            raise                            # the caller halves the batch
+        except (RuntimeError, NotImplementedError):
+            _NO_FLOAT32_PRODUCTS.add(kind)   # e.g. strides the probe did not have
     return torch.bmm(a, b).mul_(scale)
 
 
