@@ -18,6 +18,7 @@ from freqgap.errors import UsageError
 
 REMOTE_OPTIONS = {"count": {"input", "out"}, "demo": {"corpus"}}
 PUBLISHED = {"instances": "out", "predict": "out", "gaps": "out"}     # written through a mirror
+MIRRORED = {"gaps": {"predictions"}}          # a prefix of finished directories, read as a mirror
 FETCHED = {"instances": {"counts"}, "count-report": {"counts"}, "predict": {"prompts"},
            "gaps": {"counts", "instances"}, "query": {"results"}}
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
@@ -25,6 +26,7 @@ _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 def _refusal(command: str, name: str, item: str) -> UsageError:
     takes = sorted(REMOTE_OPTIONS.get(command, set()) | FETCHED.get(command, set())
+                   | MIRRORED.get(command, set())
                    | ({PUBLISHED[command]} if command in PUBLISHED else set()))
     where = (f"this option of `freqgap {command}` takes a local path only (URIs: "
              + ", ".join(f"--{a}" for a in takes) if takes else
@@ -43,13 +45,19 @@ def localize_uris(args: argparse.Namespace) -> None:
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if not (isinstance(item, str) and _URI.match(item)):
                 continue
-            if not isinstance(value, str) or name not in FETCHED.get(command, ()):
+            mirrored = name in MIRRORED.get(command, ())
+            if not isinstance(value, str) or not (mirrored or name in FETCHED.get(command, ())):
                 raise _refusal(command, name, item)
-            from freqgap.counting.objectstore import fetch_finished, is_object_store
+            from freqgap.counting.objectstore import fetch_finished, is_object_store, pull
             from freqgap.paths import cache_root
 
-            if not is_object_store(item):
+            if not is_object_store(item) or any(c in item for c in "*?["):
                 raise _refusal(command, name, item)
+            if mirrored:                  # one finished directory, or a prefix of them
+                mirror = pull(item, cache_root() / "mirrors")
+                setattr(args, name, str(mirror) if (mirror / "_manifest.json").is_file()
+                        else f"{mirror}/*/")
+                continue
             if getattr(args, "allow_write", False):
                 raise UsageError(f"--allow-write: the results of {item} are a fetched copy; "
                                  "changes would not reach the bucket (drop --allow-write, or "
