@@ -237,3 +237,16 @@ def test_rows_that_stopped_leave_the_batch(monkeypatch):
     assert kept                                   # some rows stopped before the others
     assert got == _reference(lm.model, lm.tokenizer, same, max_new=6)
     assert all(g.endswith("\n") for g in got if len(lm.encode(g)) < 6)
+
+
+def test_float32_scores_fall_back_where_the_device_refuses(monkeypatch):
+    """Where bmm cannot write float32 from 16-bit operands (here: the CPU, pretended
+    able by the probe), the scores are made in the model's dtype, and that is kept."""
+    import freqgap.inference.prefix_attention as pa
+
+    monkeypatch.setattr(pa, "_float32_products", lambda device, dtype: True)
+    monkeypatch.setattr(pa, "_NO_FLOAT32_PRODUCTS", set())
+    a, b = torch.randn(2, 3, 8).bfloat16(), torch.randn(2, 8, 5).bfloat16()
+    got = pa._scores(a, b, 0.5)
+    assert got.dtype == torch.bfloat16 and torch.equal(got, torch.bmm(a, b) * 0.5)
+    assert ("cpu", torch.bfloat16) in pa._NO_FLOAT32_PRODUCTS
