@@ -7,8 +7,9 @@ imported from the installed package (pyspark_path), one BLAS thread per worker
 pools of the engines' working arrays (task_reuse), numpy's sort selection (numpy_sorts) and
 numba's cache loading (numba_cache). Why each exists and what it saves: docs/performance.md.
 
-One switch turns all of it off, back to stock PySpark: FREQGAP_RUNTIME=stock (see
-docs/engines.md). Counts are identical either way (tests/counting/test_runtime_switch.py).
+One switch turns all of it off, back to stock PySpark: `runtime: stock` in
+conf/spark/runtime.yaml, or FREQGAP_RUNTIME=stock, which overrides it (docs/engines.md).
+Counts are identical either way (tests/counting/test_runtime_switch.py).
 """
 
 from __future__ import annotations
@@ -17,13 +18,30 @@ import os
 
 RUNTIME_ENV = "FREQGAP_RUNTIME"
 RUNTIMES = ("fast", "stock")
+CONF_NAME = "spark/runtime"          # conf/spark/runtime.yaml, key `runtime`
 
 
 def enabled() -> bool:
-    """False when FREQGAP_RUNTIME=stock: every piece of this wing stands aside."""
-    value = os.environ.get(RUNTIME_ENV, "fast").strip().lower() or "fast"
+    """False when the runtime is `stock`: every piece of this wing stands aside. The choice
+    is read once per process tree: FREQGAP_RUNTIME, else the conf file, whose value is then
+    put in the environment, so the workers (and, through get_spark, the executors) follow it
+    without reading the file again."""
+    value = os.environ.get(RUNTIME_ENV)
+    if value is None:
+        value = os.environ[RUNTIME_ENV] = _configured()
+    value = value.strip().lower() or "fast"
     if value not in RUNTIMES:
         from freqgap.config import ConfigError
 
-        raise ConfigError(f"{RUNTIME_ENV}={value!r}: expected one of {', '.join(RUNTIMES)}")
+        raise ConfigError(f"runtime {value!r} ({RUNTIME_ENV} or conf/spark/runtime.yaml): "
+                          f"expected one of {', '.join(RUNTIMES)}")
     return value == "fast"
+
+
+def _configured() -> str:
+    """The conf file's `runtime` (fast where the file is missing)."""
+    from freqgap.config import load_yaml
+    from freqgap.paths import conf_file
+
+    path = conf_file(CONF_NAME)
+    return str(load_yaml(path).get("runtime", "fast")) if path.exists() else "fast"

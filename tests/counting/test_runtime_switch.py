@@ -58,6 +58,19 @@ def test_the_switch_turns_every_piece_off():
     assert on["enabled"] and on["blas"] and on["pool_reuses"] and on["jvm_cds"]
 
 
+def test_the_conf_key_switches_it_and_the_environment_wins(tmp_path):
+    """conf/spark/runtime.yaml's `runtime` (here from a FREQGAP_CONF directory) decides where
+    FREQGAP_RUNTIME is unset, and is put in the environment for the workers."""
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "spark" / "runtime.yaml").write_text("runtime: stock\n")
+    code = "import os; from freqgap.runtime import enabled; print(enabled(), os.environ['FREQGAP_RUNTIME'])"
+    env = {k: v for k, v in os.environ.items() if k != "FREQGAP_RUNTIME"}
+    for extra, want in (({}, "False stock"), ({"FREQGAP_RUNTIME": "fast"}, "True fast")):
+        out = subprocess.run([sys.executable, "-c", code], env={**env, "FREQGAP_CONF": str(tmp_path), **extra},
+                             cwd=REPO, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == want.split()
+
+
 def test_an_unknown_runtime_is_refused():
     out = subprocess.run([sys.executable, "-c", "from freqgap.runtime import enabled; enabled()"],
                          env={**os.environ, "FREQGAP_RUNTIME": "turbo"}, cwd=REPO,
