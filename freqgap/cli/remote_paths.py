@@ -3,7 +3,7 @@
 `count`'s input and output, and the corpus a demo counts, are read and written through
 counting/storage.py and pyarrow.fs (docs/cluster.md). The finished stage directories that
 later stages read (counts, instances, gaps results) may be in an object store too: they are
-fetched once into the local cache (`objectstore.fetch_finished`) and the stage reads the
+fetched once into the local cache (`counting/bucket_copies.py`) and the stage reads the
 copy. Every other path option takes a local path: pathlib would take `s3://b/x` for the
 local directory `s3:/b/x` (an output would be written there, in silence), so a URI there
 is refused in one line before any work.
@@ -48,7 +48,8 @@ def localize_uris(args: argparse.Namespace) -> None:
             mirrored = name in MIRRORED.get(command, ())
             if not isinstance(value, str) or not (mirrored or name in FETCHED.get(command, ())):
                 raise _refusal(command, name, item)
-            from freqgap.counting.objectstore import fetch_finished, is_object_store, pull
+            from freqgap.counting.bucket_copies import fetch_finished, pull
+            from freqgap.counting.objectstore import is_object_store
             from freqgap.paths import cache_root
 
             if not is_object_store(item) or any(c in item for c in "*?["):
@@ -68,15 +69,16 @@ def localize_uris(args: argparse.Namespace) -> None:
 def run_with_uris(args: argparse.Namespace) -> int:
     """Run the chosen stage (`args._run`) with its URIs resolved: inputs fetched
     (`localize_uris`), and an object-store output of a stage in PUBLISHED written to a
-    local mirror of it (`objectstore.pull`) and published when the stage succeeds
-    (`objectstore.push`: manifests deleted first and uploaded last)."""
+    local mirror of it (`bucket_copies.pull`) and published when the stage succeeds
+    (`bucket_copies.push`: manifests deleted first and uploaded last)."""
     command = getattr(args, "command", None)
     option = PUBLISHED.get(command)
     target = getattr(args, option, None) if option else None
     if not (isinstance(target, str) and _URI.match(target)):
         localize_uris(args)
         return int(args._run(args) or 0)
-    from freqgap.counting.objectstore import is_object_store, pull, push
+    from freqgap.counting.bucket_copies import pull, push
+    from freqgap.counting.objectstore import is_object_store
     from freqgap.paths import cache_root
 
     if not is_object_store(target):

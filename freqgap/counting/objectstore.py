@@ -13,12 +13,8 @@ scratch by the next run (docs/cluster.md, "Object stores").
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import uuid
 from contextlib import contextmanager
 from functools import wraps
-from pathlib import Path
 from urllib.parse import urlparse
 
 from freqgap.counting.inputs import arrow_fs
@@ -54,7 +50,7 @@ class ObjectStoreError(FreqgapError):
 
 
 @contextmanager
-def _answering(uri: str):
+def answering(uri: str):
     """The store's refusal as one line that names the URI and what to check."""
     try:
         yield
@@ -67,7 +63,7 @@ def _answering(uri: str):
 def _checked(method):
     @wraps(method)
     def call(self, uri: str, *args):
-        with _answering(uri):
+        with answering(uri):
             return method(self, uri, *args)
     return call
 
@@ -80,7 +76,7 @@ class ObjectStore:
     @staticmethod
     def _info(uri: str):
         fs, path = arrow_fs(uri)
-        with _answering(uri):
+        with answering(uri):
             return fs, path, fs.get_file_info(path)
 
     @_checked
@@ -115,7 +111,7 @@ class ObjectStore:
         _, target, there = self._info(dst)
         if info.type == pafs.FileType.NotFound or there.type != pafs.FileType.NotFound:
             raise OSError(f"could not rename {src} to {dst}")
-        with _answering(src):
+        with answering(src):
             if info.type != pafs.FileType.Directory:
                 fs.move(source, target)
                 return
@@ -149,91 +145,3 @@ class ObjectStore:
         with fs.open_output_stream(path, compression=None) as out:
             out.write(text.encode("utf-8"))
 
-
-def fetch_finished(uri: str, cache: Path) -> Path:
-    """A local copy of a finished stage's directory in a bucket, for the stages that read
-    local paths: `cache`/<hash of the URI and its manifest>/<name>. Fetched once per result
-    and never half: the manifest must be there (an unfinished run is refused), the copy is
-    made under a hidden name and renamed into place whole, and a manifest that changed
-    while copying (a run writing there) is refused. The run's work area is not fetched."""
-    import pyarrow.fs as pafs
-
-    from freqgap.manifest import MANIFEST_NAME
-
-    store, uri = ObjectStore(), uri.rstrip("/")
-    if not store.exists(f"{uri}/{MANIFEST_NAME}"):
-        raise ObjectStoreError(f"{uri}: no {MANIFEST_NAME}, so not the output of a finished run "
-                               "(run the stage that writes it to the end, or check the URI)")
-    manifest = store.read_text(f"{uri}/{MANIFEST_NAME}")
-    name = uri.rsplit("/", 1)[-1]
-    target = cache / hashlib.sha256(f"{uri}\0{manifest}".encode()).hexdigest()[:20]
-    if (target / name / MANIFEST_NAME).is_file():
-        return target / name
-    staging = cache / f".{target.name}.{uuid.uuid4().hex[:8]}"
-    fs, root = arrow_fs(uri)
-    with _answering(uri):
-        for item in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
-            inner = item.path[len(root) + 1:]
-            if item.type != pafs.FileType.File or inner.split("/", 1)[0] == "_work":
-                continue
-            local = staging / name / inner
-            local.parent.mkdir(parents=True, exist_ok=True)
-            pafs.copy_files(item.path, str(local), source_filesystem=fs,
-                            destination_filesystem=pafs.LocalFileSystem())
-    if (staging / name / MANIFEST_NAME).read_text(encoding="utf-8") != manifest:
-        shutil.rmtree(staging)
-        raise ObjectStoreError(f"{uri}: its {MANIFEST_NAME} changed while it was fetched (a run is "
-                               "writing there); try again when it has finished")
-    try:
-        staging.rename(target)
-    except OSError:                       # fetched by another process meanwhile: keep that one
-        shutil.rmtree(staging)
-    return target / name
-
-
-def pull(uri: str, cache: Path) -> Path:
-    """A local mirror of everything under `uri` (empty when there is nothing), for a stage
-    that writes local paths: `cache`/<hash of the URI>/<name>, made afresh each time, so
-    the stage sees the earlier result it may reuse or resume."""
-    import pyarrow.fs as pafs
-
-    uri = uri.rstrip("/")
-    name = uri.rsplit("/", 1)[-1]
-    mirror = cache / hashlib.sha256(uri.encode()).hexdigest()[:20] / name
-    shutil.rmtree(mirror.parent, ignore_errors=True)
-    mirror.mkdir(parents=True)
-    fs, root = arrow_fs(uri)
-    with _answering(uri):
-        for item in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
-            if item.type == pafs.FileType.File:
-                local = mirror / item.path[len(root) + 1:]
-                local.parent.mkdir(parents=True, exist_ok=True)
-                pafs.copy_files(item.path, str(local), source_filesystem=fs,
-                                destination_filesystem=pafs.LocalFileSystem())
-    return mirror
-
-
-def push(mirror: Path, uri: str) -> None:
-    """Publish a stage's finished local mirror under `uri`, all-or-nothing for readers:
-    every manifest there is deleted first, the data files are uploaded (and objects the
-    stage no longer has deleted), and the manifests are uploaded last. Hidden files (lock
-    and temporary files) stay behind; the mirror is removed after."""
-    import pyarrow.fs as pafs
-
-    from freqgap.manifest import MANIFEST_NAME
-
-    uri = uri.rstrip("/")
-    fs, root = arrow_fs(uri)
-    files = sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(mirror).parts))
-    last = [f for f in files if f.rsplit("/", 1)[-1] == MANIFEST_NAME]
-    with _answering(uri):
-        there = [i.path for i in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-                 if i.type == pafs.FileType.File]
-        for path in sorted(there, key=lambda p: not p.endswith("/" + MANIFEST_NAME)):
-            if path[len(root) + 1:] not in files or path.endswith("/" + MANIFEST_NAME):
-                fs.delete_file(path)
-        for name in [f for f in files if f not in last] + last:
-            pafs.copy_files(str(mirror / name), f"{root}/{name}", source_filesystem=pafs.LocalFileSystem(),
-                            destination_filesystem=fs)
-    shutil.rmtree(mirror.parent, ignore_errors=True)

@@ -58,7 +58,7 @@ def test_instances_from_a_bucket_into_the_bucket(bucket, tmp_path, monkeypatch, 
 
 
 def test_publishing_deletes_the_manifest_first_and_writes_it_last(bucket, tmp_path):
-    from freqgap.counting.objectstore import pull, push
+    from freqgap.counting.bucket_copies import pull, push
 
     store = Storage(None)
     for name, text in (("_manifest.json", "old"), ("old.parquet", "x"), ("keep.parquet", "k")):
