@@ -145,3 +145,41 @@ def test_cli_export_then_refuses_a_used_folder(world, tmp_path, capsys):
     assert "exported 24 prompts as 2 lm-eval task(s)" in capsys.readouterr().out
     assert main(argv) == 2
     assert "exists and is not empty" in capsys.readouterr().err
+
+
+def test_ids_intact_where_questions_are_shared(tmp_path):
+    """mult_hash and add_hash ask the same questions: the question-text import needs --task
+    per file; exported logs are read by their documents' ids, both tasks in one import."""
+    from freqgap.config import load_conf
+    from freqgap.instances import build_instances_dir, resolve_grid
+    from tests.instances.counts_fixture import default_counts
+
+    conf = load_conf("tasks")
+    grid = resolve_grid(conf, "paper", tasks=["mult_hash", "add_hash"], ks=[2], seeds=[0],
+                        max_test_items=5)
+    instances = tmp_path / "instances"
+    build_instances_dir(default_counts(tmp_path / "counts"), instances, grid, conf,
+                        progress_interval=60)
+    export(instances, tmp_path / "export")
+    files = []
+    for task_yaml in sorted((tmp_path / "export").glob("*.yaml")):
+        name = task_yaml.stem
+        docs = [json.loads(line) for line in
+                (tmp_path / "export" / "data" / f"{name}.jsonl").read_text().splitlines()]
+        lines = [{"doc_id": i, "doc": d, "target": d["answer"],
+                  "arguments": {"gen_args_0": {"arg_0": d["prompt"], "arg_1": {}}},
+                  "resps": [[f" {d['answer']}" if i % 2 else " 0"]], "filter": "paper_rule"}
+                 for i, d in enumerate(docs)]
+        files.append(tmp_path / "logs" / f"samples_{name}_2026-01-01T00-00-00.000000.jsonl")
+        files[-1].parent.mkdir(exist_ok=True)
+        files[-1].write_text("".join(json.dumps(line) + "\n" for line in lines))
+    import_samples(files, instances, tmp_path / "p", "m")
+    rows = pq.read_table(tmp_path / "p" / "part-lm-eval.parquet").to_pylist()
+    prompts = pq.read_table(instances / "prompts.parquet").to_pylist()
+    assert sorted((r["task"], r["instance_id"]) for r in rows) == \
+        sorted((p["task"], p["instance_id"]) for p in prompts)
+    assert {r["task"] for r in rows} == {"mult_hash", "add_hash"}
+    odd = {(d["task"], d["instance_id"]) for f in files
+           for i, d in enumerate(json.loads(line)["doc"] for line in f.read_text().splitlines())
+           if i % 2}
+    assert {(r["task"], r["instance_id"]) for r in rows if r["correct"]} == odd
