@@ -8,7 +8,7 @@ out (download it, or opt in to the network), instead of a loader error after the
 from __future__ import annotations
 
 from freqgap.cli.offline import ONLINE_ENV, ONLINE_FLAG, is_offline
-from freqgap.errors import UsageError
+from freqgap.errors import FreqgapError, UsageError
 
 
 def cached_or_refuse(model: str, revisions: list[str | None]) -> None:
@@ -21,7 +21,10 @@ def cached_or_refuse(model: str, revisions: list[str | None]) -> None:
     from freqgap.inference.models import resolve_model
 
     for revision in revisions:
-        spec = resolve_model(model, revision)
+        try:
+            spec = resolve_model(model, revision)
+        except FreqgapError:
+            return          # not a model name at all: the stage says so in its own order
         if spec.is_local:
             return
         rev = spec.revision or "main"

@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                        verbose=args.verbose, **extra)
     from freqgap.analysis.suites import summary_table
 
-    print(summary_table(result["summary"]))
+    if result.get("summary"):             # a table of every model's headline metrics
+        print(summary_table(result["summary"]))
     counts = ", ".join(f"{k}={v}" for k, v in result["instances"].items()
                        if isinstance(v, (int, float)))
     print(f"instances: {counts}" if counts else "instances: see the manifest")
