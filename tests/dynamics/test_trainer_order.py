@@ -4,6 +4,8 @@ corpus document and line, and the checkpoints are the weights after N steps."""
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 
 import numpy as np
@@ -62,6 +64,9 @@ def test_pieces_point_at_the_corpus_documents(trained):
         ids = tok(docs[(p["file"], p["line"])], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         rebuilt.setdefault(p["sequence"], []).extend(ids[p["token_start"]:p["token_end"]])
         assert p["step"] == p["sequence"] // settings.batch_size
+        # the digest the counter checks the corpus line against (counting/order_file.py)
+        text = docs[(p["file"], p["line"])]
+        assert p["text_sha256"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
     for i in range(len(data)):
         assert rebuilt[i] == data[i].tolist(), i
 
