@@ -5,7 +5,6 @@ corpus document and line, and the checkpoints are the weights after N steps."""
 from __future__ import annotations
 
 import hashlib
-
 import json
 
 import numpy as np
