@@ -1,12 +1,13 @@
 """Which options take bucket and other URIs (s3://, gs://, hdfs://…).
 
 `count`'s input and output, and the corpus a demo counts, are read and written through
-counting/storage.py and pyarrow.fs (docs/cluster.md). The finished stage directories that
-later stages read (counts, instances, gaps results) may be in an object store too: they are
-fetched once into the local cache (`counting/bucket_copies.py`) and the stage reads the
-copy. Every other path option takes a local path: pathlib would take `s3://b/x` for the
-local directory `s3:/b/x` (an output would be written there, in silence), so a URI there
-is refused in one line before any work.
+counting/storage.py and pyarrow.fs (docs/cluster.md). The later stages read and write
+local paths (DuckDB, pathlib), so for them an object-store URI goes through a local copy
+(`counting/bucket_copies.py`): a finished directory they read (FETCHED, MIRRORED) is
+fetched into the local cache, and an output (PUBLISHED) is a local mirror published
+manifest-last when the stage succeeds. Every other path option takes a local path: pathlib
+would take `s3://b/x` for the local directory `s3:/b/x` (an output would be written there,
+in silence), so a URI there is refused in one line before any work.
 """
 
 from __future__ import annotations
