@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from freqgap.counting.job import run_count
@@ -71,3 +73,32 @@ def test_an_output_prefix_holding_other_objects_is_refused(s3_server, bucket, tm
     assert "is not a freqgap counts directory" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert store.list_names(f"{bucket}/other") == ["notes.txt"]
+
+
+def test_a_killed_run_resumes_from_the_bucket(s3_server, bucket, tmp_path):
+    """The resume rules on a bucket: a run killed after some groups leaves no manifest, and
+    --resume counts only the groups whose results are not in the bucket yet."""
+    texts = random_texts(9, 800)
+    for i in range(4):
+        write_jsonl(tmp_path / "corpus" / f"s{i}.jsonl.zst", texts[i::4])
+    upload(tmp_path / "corpus", f"{bucket}/corpus")
+    out, store = f"{bucket}/counts", Storage(None)
+    args = ["--input", f"{bucket}/corpus", "--out", out, "--files-per-job", "1"]
+    killed = subprocess.Popen([sys.executable, "-m", "freqgap", "count", "--master", "local[1]", *args],
+                              env={**os.environ, **s3_server.env, "PYTHONPATH": str(REPO)}, cwd=tmp_path,
+                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while (killed.poll() is None and time.monotonic() < deadline
+           and not store.exists(f"{out}/_work/groups/g00001.json")):
+        time.sleep(0.1)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=60)
+    assert not store.exists(f"{out}/_manifest.json"), "the run finished before it could be killed"
+    done_before = len([n for n in store.list_names(f"{out}/_work/groups") if n.endswith(".json")])
+    assert done_before >= 2
+    resumed = freqgap_count(s3_server.env, tmp_path, *args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    download(out, tmp_path / "fetched")
+    manifest = json.loads((tmp_path / "fetched" / "_manifest.json").read_text())
+    assert manifest["groups"] == {"count": 4, "counted_this_run": 4 - done_before}
+    assert read_counts(tmp_path / "fetched") == reference(texts)
