@@ -51,7 +51,7 @@ def parse_record(raw: bytes, text_field: str, subset_field: str | None) -> tuple
         start = 0 if line[:1] not in _JSON_SPACE else len(line) - len(line.lstrip(_JSON_SPACE))
         obj, end = _DECODER.raw_decode(line, start)
     except json.JSONDecodeError as exc:
-        raise RecordError(NOT_JSON, f"{exc.msg} at column {exc.colno}{_bom(raw)}") from None
+        raise RecordError(NOT_JSON, f"{exc.msg.removesuffix(' at')} at column {exc.colno}{_bom(raw)}") from None
     if end != len(line) and line[end:].strip():
         raise RecordError(NOT_JSON, f"extra data at column {end + 1}")
     if type(obj) is not dict:

@@ -33,7 +33,7 @@ def read_prompts(path: str | Path, columns: list[str] | None = None) -> pa.Table
     """prompts.parquet (or a directory holding it), checked for the DATA.md columns."""
     path = read_prompts_path(path)
     if not path.exists():
-        raise PromptsError(f"{path}: prompts file not found (run make_instances first)")
+        raise PromptsError(f"{path}: prompts file not found (run `freqgap instances` first)")
     try:
         names = pq.read_schema(path).names
     except (OSError, pa.ArrowInvalid) as exc:
