@@ -98,13 +98,17 @@ class StandaloneCluster:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
-def submit_count(cluster: StandaloneCluster, inputs: Path, out: Path, *args: str,
-                 env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def count_command(cluster: StandaloneCluster, inputs: Path | str, out: Path | str, *args: str) -> list[str]:
     """`spark-submit jobs/count_terms.py --input INPUTS --out OUT ARGS` on the cluster."""
     repo = Path(__file__).resolve().parents[2]
-    return subprocess.run(
-        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
-         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-         str(repo / "jobs" / "count_terms.py"), "--input", str(inputs), "--out", str(out), *args],
-        env={**cluster_env(), **(env or {})}, cwd=cwd or out.parent, capture_output=True, text=True,
-        timeout=420)
+    return [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
+            "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
+            str(repo / "jobs" / "count_terms.py"), "--input", str(inputs), "--out", str(out), *args]
+
+
+def submit_count(cluster: StandaloneCluster, inputs: Path, out: Path, *args: str,
+                 env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """count_command run to its end."""
+    return subprocess.run(count_command(cluster, inputs, out, *args),
+                          env={**cluster_env(), **(env or {})}, cwd=cwd or out.parent,
+                          capture_output=True, text=True, timeout=420)

@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from freqgap.counting.storage import Storage
-from tests.counting.cluster import SPARK_HOME, StandaloneCluster, cluster_env
+from tests.counting.cluster import StandaloneCluster, cluster_env, count_command
 from tests.counting.corpus_utils import read_counts, reference, write_jsonl
 from tests.counting.test_job import random_texts
 from tests.s3.server import download, upload
 
-REPO = Path(__file__).resolve().parents[2]
 FILES, PER_GROUP = 8, 2              # four groups (Spark jobs): the kill lands after the first
 
 
@@ -43,10 +42,7 @@ def test_two_workers_separate_disks_bucket_only_worker_killed(s3_server, bucket,
                            worker_env=lambda i: own_disks(disks / f"worker{i}", s3_server.env)) as cluster:
         driver = disks / "driver"
         job = subprocess.Popen(
-            [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
-             "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
-             str(REPO / "jobs" / "count_terms.py"), "--input", f"{bucket}/corpus", "--out", out,
-             "--files-per-job", str(PER_GROUP)],
+            count_command(cluster, f"{bucket}/corpus", out, "--files-per-job", str(PER_GROUP)),
             env={**cluster_env(), **own_disks(driver, s3_server.env)}, cwd=driver,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
