@@ -22,14 +22,8 @@ CONF_NAME = "spark/runtime"          # conf/spark/runtime.yaml, key `runtime`
 
 
 def enabled() -> bool:
-    """False when the runtime is `stock`: every piece of this wing stands aside. The choice
-    is read once per process tree: FREQGAP_RUNTIME, else the conf file, whose value is then
-    put in the environment, so the workers (and, through get_spark, the executors) follow it
-    without reading the file again."""
-    value = os.environ.get(RUNTIME_ENV)
-    if value is None:
-        value = os.environ[RUNTIME_ENV] = _configured()
-    value = value.strip().lower() or "fast"
+    """False when the runtime is `stock`: every piece of this wing stands aside."""
+    value = configured("runtime", RUNTIME_ENV, "fast")
     if value not in RUNTIMES:
         from freqgap.config import ConfigError
 
@@ -38,10 +32,21 @@ def enabled() -> bool:
     return value == "fast"
 
 
-def _configured() -> str:
-    """The conf file's `runtime` (fast where the file is missing)."""
+def configured(key: str, env: str, default: str) -> str:
+    """A setting of how the count runs (conf/spark/runtime.yaml's `key`), lower-cased; the
+    environment variable `env` overrides it. Read once per process tree: the file's value is
+    put in the environment, so the workers (and, through get_spark, the executors) follow it
+    without reading the file again."""
+    value = os.environ.get(env)
+    if value is None:
+        value = os.environ[env] = _from_file(key, default)
+    return value.strip().lower() or default
+
+
+def _from_file(key: str, default: str) -> str:
+    """conf/spark/runtime.yaml's `key` (`default` where the file or key is missing)."""
     from freqgap.config import load_yaml
     from freqgap.paths import conf_file
 
     path = conf_file(CONF_NAME)
-    return str(load_yaml(path).get("runtime", "fast")) if path.exists() else "fast"
+    return str(load_yaml(path).get(key, default)) if path.exists() else default

@@ -4,6 +4,7 @@ engine writes a rule of its own."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,17 @@ def test_numpy_is_the_default_where_numba_does_not_import(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent)
     assert out.stdout.strip() == "numpy"
+
+
+def test_the_conf_key_picks_the_engine_and_the_environment_wins(tmp_path):
+    """conf/spark/runtime.yaml's `engine` (here from a FREQGAP_CONF directory)."""
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "spark" / "runtime.yaml").write_text("engine: numpy\n")
+    code = "from freqgap.counting.engines import get_engine; print(get_engine().name)"
+    env = {k: v for k, v in os.environ.items() if k != "FREQGAP_ENGINE"}
+    for extra, want in (({}, "numpy"), ({"FREQGAP_ENGINE": "auto"}, "numba")):
+        if want == "numba":
+            pytest.importorskip("numba")
+        out = subprocess.run([sys.executable, "-c", code], env={**env, "FREQGAP_CONF": str(tmp_path), **extra},
+                             capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
+        assert out.stdout.strip() == want

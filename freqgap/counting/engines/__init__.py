@@ -9,23 +9,25 @@ the reduce's keys into term indices (`term_indices`). `numpy` needs only numpy a
 finder's buffer. Both give identical counts (tests/counting/test_conformance.py runs one
 suite over every engine against freqgap.counting.reference).
 
-Choosing: `FREQGAP_ENGINE=numpy|numba` (get_spark passes it on to the executors), else
-numba where it imports, else numpy. No module outside this
+Choosing: `FREQGAP_ENGINE=numpy|numba|auto`, else `engine:` in conf/spark/runtime.yaml
+(get_spark passes the choice on to the executors); `auto`: numba where it imports, else
+numpy. No module outside this
 package imports numba or an engine module (tests/counting/test_engines.py checks it).
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from typing import Any, Callable, ContextManager, Protocol
 
 import numpy as np
 
 from freqgap.config import ConfigError
 from freqgap.counting.rules import TermRules
+from freqgap.runtime import configured
 
 ENGINE_ENV = "FREQGAP_ENGINE"
+AUTO = "auto"                          # the first of ENGINES whose package imports
 # name -> (its module, the package it needs); the first that imports is the default
 ENGINES = {"numba": ("freqgap.counting.engines.numba_engine", "numba"),
            "numpy": ("freqgap.counting.engines.numpy_engine", "numpy")}
@@ -75,12 +77,16 @@ _loaded: dict[str, Engine] = {}
 
 
 def engine_name(name: str | None = None) -> str:
-    """The engine to use: `name`, else FREQGAP_ENGINE, else the first of ENGINES whose
-    package imports. An unknown name fails with the known ones."""
-    chosen = (name or os.environ.get(ENGINE_ENV, "")).strip().lower()
+    """The engine to use: `name`, else FREQGAP_ENGINE, else conf/spark/runtime.yaml's
+    `engine`; `auto` (the default) is the first of ENGINES whose package imports. An
+    unknown name fails with the known ones."""
+    chosen = (name or configured("engine", ENGINE_ENV, AUTO)).strip().lower()
+    if chosen == AUTO:
+        chosen = ""
     if chosen and chosen not in ENGINES:
-        raise ConfigError(f"unknown counting engine {chosen!r} ({ENGINE_ENV}): "
-                          f"expected one of {', '.join(ENGINES)}")
+        raise ConfigError(f"unknown counting engine {chosen!r} ({ENGINE_ENV} or "
+                          f"conf/spark/runtime.yaml's engine): expected one of {', '.join(ENGINES)} "
+                          f"or {AUTO}")
     if chosen:
         return chosen
     for candidate, (_, needs) in ENGINES.items():
