@@ -151,8 +151,15 @@ def check_counts_match_instances(counts_dir: Path, counts_manifest: dict[str, An
 
 def check_predictions_match_instances(directory: Path, manifest: dict[str, Any],
                                       instances_dir: Path, instances_fp: str) -> None:
-    """Error if a predictions directory records other instances than the given ones."""
+    """Error if a predictions directory records other instances than the given ones; a
+    warning when it records none (predicted from a prompts file on its own: its rows are
+    joined by key, unchecked)."""
     recorded = (manifest.get("upstream") or {}).get("instances")
+    if recorded is None:
+        print(f"WARNING: {directory / MANIFEST_NAME}: predictions record no instances (made "
+              "from a prompts file on its own), so they are joined to "
+              f"{instances_dir} by key without a check; predict from the instances directory "
+              "to have them checked", file=sys.stderr)
     if recorded is not None and recorded != instances_fp:
         raise InputsMismatchError(
             f"{directory / MANIFEST_NAME}: predictions of other instances ({recorded[:12]}) "

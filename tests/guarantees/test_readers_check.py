@@ -135,3 +135,17 @@ def test_a_damaged_directory_rerun_with_other_settings_is_refused_and_left_alone
         predict(instances, out, FakeLM(), label="fake", chunk_size=5, max_new_tokens=7,
                 progress_interval=1e9)
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_gaps_warns_about_predictions_that_record_no_instances(tmp_path, capsys):
+    """A prompts file on its own gives predictions without `upstream.instances`: gaps cannot
+    check them against the instances and says so (it skipped the check silently)."""
+    from freqgap.gaps.inputs import check_predictions_match_instances
+
+    check_predictions_match_instances(tmp_path / "p", {"upstream": {"instances": None}},
+                                      tmp_path / "inst", "f" * 64)
+    err = capsys.readouterr().err
+    assert "predictions record no instances" in err and "without a check" in err
+    check_predictions_match_instances(tmp_path / "p", {"upstream": {"instances": "f" * 64}},
+                                      tmp_path / "inst", "f" * 64)
+    assert capsys.readouterr().err == ""
