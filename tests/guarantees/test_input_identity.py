@@ -87,3 +87,25 @@ def test_an_input_appended_to_during_the_count_is_refused(spark, tmp_path, monke
     with pytest.raises((BadInputError, CountJobError), match="changed while it was being counted"):
         run_count([str(d)], str(tmp_path / "counts"), spark=spark)
     assert not (tmp_path / "counts" / "_manifest.json").exists()
+
+
+def test_resume_refuses_an_input_edited_in_place_within_the_second(spark, tmp_path,
+                                                                   monkeypatch):
+    """A same-size edit keeping the whole-second mtime was mixed into a resumed count."""
+    d = corpus(tmp_path)
+    (d / "b.jsonl").write_text('{"text": "2 hours"}\n')
+
+    def killed(self, *args, **kwargs):
+        raise RuntimeError("killed after counting its groups")
+
+    with monkeypatch.context() as m:
+        m.setattr(CountJob, "_reduce", killed)
+        with pytest.raises(RuntimeError, match="killed"):
+            run_count([str(d)], str(tmp_path / "out"), spark=spark, files_per_job=1)
+    a = d / "a.jsonl"
+    st = os.stat(a)
+    a.write_text('{"text": "6 days 3 day"}\n')                           # same size
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns + 1))                  # same second
+    assert os.stat(a).st_size == st.st_size and int(os.stat(a).st_mtime) == int(st.st_mtime)
+    with pytest.raises(CountJobError, match="--resume: the inputs or settings changed"):
+        run_count([str(d)], str(tmp_path / "out"), spark=spark, files_per_job=1, resume=True)
