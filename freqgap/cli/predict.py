@@ -74,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     from freqgap.inference.shards import merge_shards
 
     name = args.name or model_label(args.model)
+    from freqgap.inference.distributed import launch_from_env, predict_launched, refuse_options
+
+    launch = launch_from_env()                # torchrun / accelerate launch: a shard per rank
+    if launch is not None:
+        refuse_options(launch, shard=args.shard, merge=args.merge, revisions=args.revisions)
     if args.merge is None:
         from freqgap.cli.model_check import cached_or_refuse
 
@@ -97,10 +102,13 @@ def run(args: argparse.Namespace) -> int:
                                                                      args.revision))
         if args.merge is not None:
             manifest = merge_shards(model_dir, args.prompts)
+        elif launch is not None:
+            manifest = predict_launched(launch, args.prompts, model_dir, args.model,
+                                        revision=args.revision, label=name, **options)
         else:
             manifest = predict(args.prompts, model_dir, args.model, revision=args.revision,
                                shard=args.shard, label=name, **options)
-        done = [(model_dir, manifest)]
+        done = [(model_dir, manifest)] if manifest is not None else []    # ranks > 0: None
     for directory, manifest in done:
         t = manifest["totals"]
         acc = "n/a" if t["accuracy"] is None else f"{100 * t['accuracy']:.1f}%"
