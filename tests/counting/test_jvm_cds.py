@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 from freqgap.runtime import jvm_cds
+from freqgap.runtime import enabled as runtime_enabled
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from freqgap.runtime import numba_cache
+import pytest
+
+from freqgap.runtime import enabled as runtime_enabled, numba_cache
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 REPO = Path(__file__).resolve().parents[2]
 

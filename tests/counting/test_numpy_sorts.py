@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from freqgap.runtime.numpy_sorts import avx512_targets, is_zen4, sort_environment
+from freqgap.runtime import enabled as runtime_enabled
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from freqgap.runtime import spark_python
+from freqgap.runtime import enabled as runtime_enabled
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 REPO = Path(__file__).resolve().parents[2]
 PRINT_PATH = "import os; print(repr(os.environ.get('PYTHONPATH')))"

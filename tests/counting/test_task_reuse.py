@@ -7,6 +7,10 @@ import json
 import pytest
 
 from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH, Pool
+from freqgap.runtime import enabled as runtime_enabled
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 
 def test_a_returned_object_is_leased_again_and_a_held_one_is_not():

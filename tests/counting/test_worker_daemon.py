@@ -13,6 +13,10 @@ import pytest
 
 from tests.counting.corpus_utils import write_jsonl
 from tests.counting.test_job import random_texts
+from freqgap.runtime import enabled as runtime_enabled
+
+# A piece of the runtime wing, which FREQGAP_RUNTIME=stock turns off (test_runtime_switch.py).
+pytestmark = pytest.mark.skipif(not runtime_enabled(), reason="the runtime wing is off (FREQGAP_RUNTIME=stock)")
 
 REPO = Path(__file__).resolve().parents[2]
 
