@@ -108,3 +108,13 @@ def test_the_conf_key_picks_the_engine_and_the_environment_wins(tmp_path):
         out = subprocess.run([sys.executable, "-c", code], env={**env, "FREQGAP_CONF": str(tmp_path), **extra},
                              capture_output=True, text=True, check=True, cwd=PACKAGE.parent)
         assert out.stdout.strip() == want
+
+
+@pytest.mark.parametrize("name", engines.ENGINES)
+def test_every_engine_has_what_the_protocol_names(name):
+    if name == "numba":
+        pytest.importorskip("numba")
+    members = {m for m in vars(engines.Engine) if not m.startswith("_")} | set(engines.Engine.__annotations__)
+    engine = engines.get_engine(name)
+    assert engine.name == name
+    assert [m for m in sorted(members) if not hasattr(engine, m)] == []
