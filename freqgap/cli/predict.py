@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
     launch = launch_from_env()                # torchrun / accelerate launch: a shard per rank
     if launch is not None:
-        refuse_options(launch, shard=args.shard, merge=args.merge, revisions=args.revisions)
+        refuse_options(launch, getattr(args, "_argv", ()), shard=args.shard, merge=args.merge,
+                       revisions=args.revisions)
     if args.merge is None:
         from freqgap.cli.model_check import cached_or_refuse
 

@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from freqgap.errors import FreqgapError, InputMismatchError, UsageError
 from freqgap.inference.predict import Prompts, predict
@@ -64,8 +64,18 @@ def launch_from_env(environ: Mapping[str, str] | None = None) -> Launch | None:
     return launch if launch.world_size > 1 else None
 
 
-def refuse_options(launch: Launch, **given: Any) -> None:
-    """Options that pick the shard or the revisions themselves contradict the launcher."""
+def refuse_options(launch: Launch, argv: Sequence[str] = (), **given: Any) -> None:
+    """Options that pick the shard or the revisions themselves contradict the launcher; a
+    bucket path would be fetched and published by every rank into one local copy."""
+    from freqgap.counting.objectstore import is_object_store
+
+    for word in argv:
+        value = word.split("=", 1)[-1] if word.startswith("--") else word
+        if is_object_store(value):
+            raise UsageError(f"{value} under a launcher (WORLD_SIZE={launch.world_size} in the "
+                             "environment): every rank would fetch and publish its own copy; "
+                             "give local paths that every rank sees, and copy the result to "
+                             "the bucket after")
     for flag, value in given.items():
         if value is not None:
             shown = ("/" if isinstance(value, tuple) else ",").join(map(str, value)) \

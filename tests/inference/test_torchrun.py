@@ -113,7 +113,7 @@ def test_rank_device():
 
 
 @pytest.mark.parametrize("option", [["--shard", "0/2"], ["--merge", "2"],
-                                    ["--revisions", "a,b"]])
+                                    ["--revisions", "a,b"], ["--out", "s3://bucket/neox"]])
 def test_shard_options_refused_under_a_launcher(option, setup, tmp_path, monkeypatch, capsys):
     from freqgap.cli import main
 
@@ -121,9 +121,11 @@ def test_shard_options_refused_under_a_launcher(option, setup, tmp_path, monkeyp
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "0")
-    code = main(["predict", "--prompts", str(prompts), "--model", str(model),
-                 "--out", str(tmp_path / "o"), *option])
+    out = [] if option[0] == "--out" else ["--out", str(tmp_path / "o")]
+    monkeypatch.setattr("freqgap.counting.bucket_copies.pull", lambda uri, cache: tmp_path / "o")
+    code = main(["predict", "--prompts", str(prompts), "--model", str(model), *out, *option])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
-    assert f"{option[0]} {option[1]} under a launcher (WORLD_SIZE=2" in err[0]
+    shown = option[1] if option[0] == "--out" else " ".join(option)
+    assert f"{shown} under a launcher (WORLD_SIZE=2" in err[0]
     assert not (tmp_path / "o").exists()
