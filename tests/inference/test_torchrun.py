@@ -45,13 +45,13 @@ def setup(tmp_path_factory, tiny_tokenizer, instances_dir):
     return model, prompts, reference
 
 
-def _torchrun(model, prompts, out, nproc=2):
+def _torchrun(model, prompts, out, *extra, nproc=2):
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     env.update(OMP_NUM_THREADS="1", PYTHONPATH=os.getcwd())
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc_per_node={nproc}", "-m", "freqgap", "predict", "--prompts", str(prompts),
            "--model", str(model), "--out", str(out), "--name", "neox", "--device", "cpu",
-           "--progress-interval", "1000"]
+           "--progress-interval", "1000", *extra]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT)
 
 
@@ -87,6 +87,13 @@ def test_torchrun_equals_single_process_and_a_failed_rank_fails_the_run(setup, t
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("predictions, accuracy") == 1
     assert (out / "_manifest.json").read_bytes() == before and not (out / "_shards").exists()
+    # --force over other settings: the shards run again and their merge replaces the rows.
+    shorter = tmp_path / "shorter"
+    predict(prompts, shorter, str(model), device="cpu", label="neox", max_new_tokens=2)
+    forced = _torchrun(model, prompts, out, "--max-new-tokens", "2", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert _rows(out) == _rows(shorter) != _rows(reference)
+    assert read_manifest(out)["config"]["max_new_tokens"] == 2
 
 
 def test_launch_from_env():
