@@ -113,6 +113,11 @@ def predict_launched(launch: Launch, prompts_path: str | Path, model_dir: str | 
     settings its manifest is removed first, so the merge replaces its rows."""
     import torch.distributed as dist
 
+    unset = [name for name in ("MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
+    if unset:
+        raise UsageError(f"RANK and WORLD_SIZE are set but {' and '.join(unset)} not: start the "
+                         "ranks with a launcher (torchrun --nproc_per_node N -m freqgap "
+                         "predict …), or unset RANK and WORLD_SIZE to run one process")
     dist.init_process_group("gloo", rank=launch.rank, world_size=launch.world_size,
                             timeout=WAIT)
     try:
@@ -122,14 +127,26 @@ def predict_launched(launch: Launch, prompts_path: str | Path, model_dir: str | 
         run = [done is None]
         dist.broadcast_object_list(run, src=0)          # rank 0's answer, to every rank
         if run[0]:
-            _agree(launch, lambda: predict(prompts_path, model_dir, model,
-                                           device=rank_device(device, launch), force=force,
-                                           shard=launch.shard, **options))
+            _agree(launch, lambda: _predict_shard(launch, prompts_path, model_dir, model,
+                                                  device, force, options))
             done = _agree(launch, lambda: merge_shards(model_dir, prompts_path)
                           if launch.rank == 0 else None)
         return done if launch.rank == 0 else None
     finally:
         dist.destroy_process_group()
+
+
+def _predict_shard(launch: Launch, prompts: str | Path, model_dir: Path, model: str,
+                   device: str | None, force: bool, options: dict[str, Any]) -> dict[str, Any]:
+    """This rank's shard on its own device (made the current one, so that nothing lands on
+    cuda:0 by default)."""
+    device = rank_device(device, launch)
+    if device.startswith("cuda:"):
+        import torch
+
+        torch.cuda.set_device(device)
+    return predict(prompts, model_dir, model, device=device, force=force, shard=launch.shard,
+                   **options)
 
 
 def _finished(model_dir: Path, prompts: str | Path | Prompts, model: str, device: str | None,

@@ -108,6 +108,15 @@ def test_launch_from_env():
             launch_from_env(bad)
 
 
+def test_launch_without_rendezvous_is_one_line(monkeypatch):
+    from freqgap.inference.distributed import predict_launched
+
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    with pytest.raises(UsageError, match="MASTER_ADDR and MASTER_PORT not: start the ranks"):
+        predict_launched(Launch(0, 2, 0), "p", "o", "m")
+
+
 def test_rank_device():
     launch = Launch(1, 2, 1)
     assert rank_device("cpu", launch) == "cpu"
