@@ -7,6 +7,8 @@ Examples:
   freqgap predict --prompts out/instances --model pythia-1b --revision step1000 --merge 4
   freqgap predict --prompts out/instances --model pythia-70m --revisions step1000,step2000
   freqgap predict --prompts out/instances --model out/dyn/model --revisions step100,step200
+  torchrun --nproc_per_node 8 -m freqgap predict --prompts out/instances --model gpt-j-6b
+    (a shard per GPU from RANK/WORLD_SIZE/LOCAL_RANK; rank 0 merges: docs/inference.md)
 Rerunning the same command resumes: finished chunks are skipped. A rerun with other
 settings (prompts, weights, dtype, decoding…) is refused unless --force.
 """
