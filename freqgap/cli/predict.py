@@ -53,8 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with other settings, instead of refusing")
     add_device(p)
     add_dtype(p)
-    add_batch_size(p, "prompts per forward pass (default: 256 on a GPU, 32 on the CPU; halved "
-                      "automatically on CUDA out-of-memory)")
+    add_batch_size(p, "prompts per forward pass (default: on a GPU as many as free memory holds, at most "
+                      "2048; 32 on the CPU; halved automatically on CUDA out-of-memory)")
     p.add_argument("--chunk-size", type=positive_int, default=2000, metavar="N",
                    help="rows per output chunk (the unit of resumption)")
     p.add_argument("--max-new-tokens", type=positive_int, default=5, metavar="N",
