@@ -484,6 +484,13 @@ class CountJob:
         finally:
             watcher.stop()
 
+    def _file_records(self) -> dict[str, dict[str, Any]] | None:
+        """The output's per-file records (bytes, sha256, rows), taken by one executor task:
+        reading Parquet footers needs pyarrow, which the driver of a count never imports
+        (docs/performance.md, the driver's start-up)."""
+        sc = self.spark.sparkContext
+        return sc.parallelize([str(self.out)], 1).map(dataset_records).collect()[0]
+
     def _commit_manifest(self, files: list[InputFile], groups: list[list], fp: str,
                          stats: dict[str, Any], redone: int) -> dict[str, Any]:
         """The manifest written last (the commit point), the work directory removed."""
@@ -501,7 +508,7 @@ class CountJob:
                                   plan_fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
                                   groups={"count": len(groups), "counted_this_run": redone},
                                   outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS},
-                                  files=dataset_records(self.out),     # readers check them
+                                  files=self._file_records(),     # readers check them
                                   **self.manifest_extra())
         text = manifest_text(manifest)
         self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}", text)
