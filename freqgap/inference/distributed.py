@@ -120,20 +120,20 @@ def predict_launched(launch: Launch, prompts_path: str | Path, model_dir: str | 
                          "predict …), or unset RANK and WORLD_SIZE to run one process")
     dist.init_process_group("gloo", rank=launch.rank, world_size=launch.world_size,
                             timeout=WAIT)
-    try:
-        model_dir = Path(model_dir)
-        done = _agree(launch, lambda: _finished(model_dir, prompts_path, model, device, force,
-                                                options) if launch.rank == 0 else None)
-        run = [done is None]
-        dist.broadcast_object_list(run, src=0)          # rank 0's answer, to every rank
-        if run[0]:
-            _agree(launch, lambda: _predict_shard(launch, prompts_path, model_dir, model,
-                                                  device, force, options))
-            done = _agree(launch, lambda: merge_shards(model_dir, prompts_path)
-                          if launch.rank == 0 else None)
-        return done if launch.rank == 0 else None
-    finally:
-        dist.destroy_process_group()
+    model_dir = Path(model_dir)
+    done = _agree(launch, lambda: _finished(model_dir, prompts_path, model, device, force,
+                                            options) if launch.rank == 0 else None)
+    run = [done is None]
+    dist.broadcast_object_list(run, src=0)          # rank 0's answer, to every rank
+    if run[0]:
+        _agree(launch, lambda: _predict_shard(launch, prompts_path, model_dir, model,
+                                              device, force, options))
+        done = _agree(launch, lambda: merge_shards(model_dir, prompts_path)
+                      if launch.rank == 0 else None)
+    # Closed on success only: after a failure rank 0 keeps the group open until it has
+    # printed its line and exits, as closing it ends the other ranks (_wait_for_rank_0).
+    dist.destroy_process_group()
+    return done if launch.rank == 0 else None
 
 
 def _predict_shard(launch: Launch, prompts: str | Path, model_dir: Path, model: str,
@@ -200,7 +200,8 @@ def _agree(launch: Launch, step: Callable[[], Any]) -> Any:
 
 def _wait_for_rank_0() -> None:
     """Let rank 0 print its line before this rank exits (a launcher stops the group at the
-    first exit): rank 0 never joins this barrier, which ends when it closes the group."""
+    first exit): rank 0 never joins this barrier, which ends when rank 0's process exits
+    (its end of the group closes) or when the launcher stops this rank."""
     import torch.distributed as dist
 
     sys.stderr.flush()
