@@ -82,8 +82,10 @@ def refuse_options(launch: Launch, argv: Sequence[str] = (), **given: Any) -> No
                 if isinstance(value, (tuple, list)) else value
             raise UsageError(f"--{flag.replace('_', '-')} {shown} under a launcher (WORLD_SIZE="
                              f"{launch.world_size} in the environment): each rank takes shard "
-                             "RANK/WORLD_SIZE and rank 0 merges; drop the option, or run "
-                             "without torchrun")
+                             "RANK/WORLD_SIZE and rank 0 merges; "
+                             + ("launch once per revision with --revision R"
+                                if flag == "revisions" else "drop the option, or run without "
+                                "torchrun"))
 
 
 def rank_device(requested: str | None, launch: Launch) -> str:
