@@ -136,6 +136,10 @@ def _c(spec: str) -> tuple[Column, ...]:
 _STEP_BUCKET = Column("step_bucket", "int64",
                       "training-order counts only: the checkpoint step whose data holds the "
                       "occurrences (ω at step s = Σ count over step_bucket ≤ s)")
+_DOCUMENTS = Column("documents", "int64",
+                    "document-unit counts only (`--unit document`): the number of documents "
+                    "holding the term; `count` stays its occurrences")
+_NOT_KEY = ("documents",)     # optional columns that are values, not part of the key
 _PREDICTION_COLUMNS = _c("model revision task k:int64 seed:int64 instance_id:int64 "
                          "continuation answer answer_lenient correct:bool correct_lenient:bool")
 _INSTANCE_COLUMNS = _c("task instance_id:int64 x1:int64 x2 x3:int64 y:int64 question answer")
@@ -145,9 +149,11 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("unigrams", ("count_terms",), "unigrams/", _c("term kind count:int64"), ("term",),
             "one row per term: `kind` is `number` or `word`; terms are numbers as written "
             "(1–6 ASCII digits) or the lower-case singular of a vocabulary word; absent "
-            "terms have count 0", optional=(_STEP_BUCKET,), optional_before="count", required=True),
+            "terms have count 0", optional=(_STEP_BUCKET, _DOCUMENTS), optional_before="count",
+            required=True),
     Dataset("pairs", ("count_terms",), "pairs/", _c("t1 t2 count:int64"), ("t1", "t2"),
-            "co-occurrences within the window, t1 ≤ t2 as strings", optional=(_STEP_BUCKET,),
+            "co-occurrences within the window (document unit: documents holding both, t1 ≠ t2), "
+            "t1 ≤ t2 as strings", optional=(_STEP_BUCKET,),
             optional_before="count", required=True),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
             ("t1", "t2", "t3"), "co-occurrences within the window, t1 ≤ t2 ≤ t3",
@@ -502,7 +508,8 @@ def markdown() -> str:
                   "| column | type |", "|---|---|"]
         lines += [f"| `{c.name}` | {c.type} |" for c in d.columns]
         place = f", written before `{d.optional_before}`" if d.optional_before else ""
-        lines += [f"| `{c.name}` (optional{place}; then part of the key) | {c.type}: {c.doc} |"
+        lines += [f"| `{c.name}` (optional{place}"
+                  f"{'' if c.name in _NOT_KEY else '; then part of the key'}) | {c.type}: {c.doc} |"
                   for c in d.optional]
         lines.append("")
     lines += [

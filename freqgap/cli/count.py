@@ -31,6 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "Hadoop URI)")
     p.add_argument("--window", type=positive_int, metavar="W",
                    help=f"positions i<j co-occur when j-i < W (conf/terms.yaml: {conf.get('window')})")
+    p.add_argument("--unit", metavar="UNIT",
+                   help="co-occurrence unit: window:W (pairs of positions within W tokens; the "
+                        "default, W from --window or conf/terms.yaml) or document (a pair counts "
+                        "the documents holding both terms; unigrams gain `documents`; no triples)")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="document unit: count only these pairs (CSV with header t1,t2, JSON "
+                        "Lines objects or Parquet with columns t1, t2)")
+    p.add_argument("--max-unit-terms", type=positive_int, metavar="N",
+                   help="document unit without --pairs: refuse a document with more than N "
+                        "distinct terms, naming its file and line (default: 2000; N terms make "
+                        "N(N-1)/2 pairs)")
     p.add_argument("--number-rule", choices=["strict", "strip-punct"],
                    help="strict: a number is a token of 1-6 ASCII digits; strip-punct: strip "
                         "leading/trailing ASCII punctuation from every token first "
@@ -156,15 +167,48 @@ def options_from_args(args: argparse.Namespace):
     from freqgap.counting.rules import TermRules, read_vocab_file
 
     extra_words = read_vocab_file(args.vocab) if args.vocab else []
-    rules = TermRules.from_conf({"window": args.window, "number_rule": args.number_rule,
-                                 "max_order": args.max_order, "text_field": args.text_field},
+    unit, window = _unit(args)
+    rules = TermRules.from_conf({"window": window, "number_rule": args.number_rule,
+                                 "max_order": args.max_order, "text_field": args.text_field,
+                                 "unit": unit, "max_unit_terms": args.max_unit_terms},
                                 extra_words=extra_words)
+    if args.pairs:
+        import dataclasses
+
+        from freqgap.counting.pair_list import read_pairs
+
+        rules = dataclasses.replace(rules, pairs=read_pairs(args.pairs, rules))
     return CountOptions(inputs=args.input, output=args.out, rules=rules,
                         on_bad_record=args.on_bad_record, resume=args.resume,
                         files_per_job=args.files_per_job, spread=args.spread,
                         progress_interval=args.progress_interval,
                         **({} if args.max_skipped_share is None else
                            {"max_skipped_share": args.max_skipped_share}))
+
+
+def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:
+    """(unit, window) of --unit and --window; options of the other unit are refused."""
+    from freqgap.errors import UsageError
+
+    unit, window = args.unit, args.window
+    if unit is not None:
+        name, _, size = unit.partition(":")
+        if name == "window" and size:
+            if not size.isdigit():
+                raise UsageError(f"--unit {unit}: W must be a whole number (window:5)")
+            if window is not None and window != int(size):
+                raise UsageError(f"--unit {unit} and --window {window} disagree; give one")
+            window = int(size)
+        elif name not in ("window", "document") or size:
+            raise UsageError(f"--unit {unit}: expected window:W or document")
+        unit = name
+    if unit != "document":
+        for flag in ("pairs", "max_unit_terms"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} applies to --unit document only")
+    elif args.window is not None:
+        raise UsageError("--window applies to the window unit; --unit document counts documents")
+    return unit, window
 
 
 def run(args: argparse.Namespace) -> int:
@@ -188,6 +232,11 @@ def _run(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     order = _order_options(args, options)
+    if order is not None and options.rules.by_document:
+        from freqgap.errors import UsageError
+
+        raise UsageError("--unit document counts records of JSON Lines or Parquet inputs; "
+                         "counting by training position takes the window unit")
     if order is None and not any("://" in i for i in options.inputs):
         from freqgap.counting.inputs import list_inputs
 

@@ -3,7 +3,8 @@
 Why a module of its own: the driver reads task results by these names (statistics, skip
 reports) and must not import the task code (numpy, pyarrow) to do so.
 
-Count rows have kind u/p/t (a step-bucketed count `u@<bucket>` ...) and an int64 term key;
+Count rows have kind u/p/t, or d (the document unit's documents per term; a step-bucketed
+count `u@<bucket>` ...) and an int64 term key;
 statistics travel in the same narrow table with a tab-joined label as kind (`docs<TAB>3`,
 `skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts, totals and skip reports.
 """
@@ -11,7 +12,8 @@ statistics travel in the same narrow table with a tab-joined label as kind (`doc
 from __future__ import annotations
 
 UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
-COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)
+COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)     # by order: a kind's key packs index + 1 terms
+UNIT_DOCS = "d"          # document unit: the documents holding a term (unigrams' `documents`)
 DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
 SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
 SKIP_EXAMPLES = 20
@@ -23,5 +25,6 @@ LAYOUT = {"unigrams": (UNIGRAM, 1), "pairs": (PAIR, 2), "triples": (TRIPLE, 3)}
 
 
 def is_count_kind(kind: str) -> bool:
-    """Count rows (u, p, t, or u@<bucket> ...) go to run files; the rest are statistics."""
-    return kind.split("@", 1)[0] in COUNT_KINDS
+    """Count rows (u, p, t, d, or u@<bucket> ...) go to run files; the rest are statistics."""
+    base = kind.split("@", 1)[0]
+    return base in COUNT_KINDS or base == UNIT_DOCS

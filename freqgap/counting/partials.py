@@ -22,7 +22,7 @@ from freqgap.counting import arrow_arrays
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import get_engine
 from freqgap.counting.records import RecordError, check_text, parse_record
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import TermRules, UnitTooLarge
 from freqgap.counting.inputs import BadInputError, InputFile
 from freqgap.counting.kinds import (BYTES, DOCS, LINES, PAIR, SEP, SKIP_EXAMPLES, SKIP_LINE, SKIPS,
                                     SUBSET, TOKENS, TRIPLE, UNIGRAM)
@@ -75,6 +75,7 @@ class _Accumulator:
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.text_files: list[int] = []
+        self.text_lines: list[int] = []
         self.size = 0
         self.per_file: dict[int, list[int]] = {}   # file -> [lines, bytes, docs, tokens]
         self.subsets: Counter[str] = Counter()
@@ -368,7 +369,7 @@ class _CountTask:
                 if number != FILE_ERROR_LINE:
                     stats[0] += 1
             elif is_text:
-                yield from self.add_text(fidx, payload, stats)
+                yield from self.add_text(fidx, number, payload, stats)
             elif self.blocks:
                 yield from self.add_block(fidx, number, payload)
             else:
@@ -378,7 +379,7 @@ class _CountTask:
         yield from self.sums.drain()
         yield acc.stat_rows()
 
-    def add_text(self, fidx: int, payload: bytes, stats: list[int]) -> Iterator[pa.RecordBatch]:
+    def add_text(self, fidx: int, number: int, payload: bytes, stats: list[int]) -> Iterator[pa.RecordBatch]:
         """A Parquet text column's value: already a string."""
         acc = self.acc
         stats[0] += 1
@@ -386,6 +387,7 @@ class _CountTask:
         stats[2] += 1
         acc.texts.append(payload.decode("utf-8"))
         acc.text_files.append(fidx)
+        acc.text_lines.append(number)
         acc.size += len(payload)
         if acc.size >= COUNT_CHUNK_BYTES:
             yield from self.flush_text()
@@ -414,19 +416,27 @@ class _CountTask:
             if self.chunk.size >= COUNT_CHUNK_BYTES:
                 yield from self.flush_json()
 
-    def count(self, texts, files) -> Iterator[pa.RecordBatch]:
-        """A chunk's texts counted, their tokens added to their files' statistics."""
-        parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
+    def count(self, texts, files, lines) -> Iterator[pa.RecordBatch]:
+        """A chunk's texts counted, their tokens added to their files' statistics; a text
+        the document unit refuses is named by its file and line (`lines`)."""
+        try:
+            parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
+        except UnitTooLarge as exc:
+            raise BadInputError(self.paths.get(int(files[exc.doc]), f"file #{files[exc.doc]}"),
+                                f"the document holds {exc.distinct} distinct terms, more than "
+                                f"max_unit_terms = {exc.limit} (their pairs would not fit in memory); "
+                                "give --pairs FILE or raise --max-unit-terms",
+                                int(lines[exc.doc])) from None
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
             self.acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
         yield from self.sums.add(parts)
 
-    def parse_each(self, records) -> tuple[list[str], list[int]]:
-        """The Python path, record by record: (texts, files); names or skips a bad record
-        (each was counted as a document when added)."""
+    def parse_each(self, records) -> tuple[list[str], list[int], list[int]]:
+        """The Python path, record by record: (texts, files, lines); names or skips a bad
+        record (each was counted as a document when added)."""
         acc = self.acc
-        texts, files = [], []
+        texts, files, lines = [], [], []
         for fidx, number, payload in records:
             try:
                 text, subset = parse_record(payload, self.rules.text_field, self.rules.subset_field)
@@ -440,7 +450,8 @@ class _CountTask:
                 acc.subsets[subset] += 1
             texts.append(text)
             files.append(fidx)
-        return texts, files
+            lines.append(number)
+        return texts, files, lines
 
     def flush_json(self) -> Iterator[pa.RecordBatch]:
         """A chunk of single lines (blank ones already left out) through Arrow's reader."""
@@ -451,13 +462,14 @@ class _CountTask:
         if parsed is not None:
             texts, subsets = parsed
             files = [fidx for fidx, _ in chunk.where]
+            lines = [number for _, number in chunk.where]
             self.acc.subsets.update(subsets)
         else:
-            texts, files = self.parse_each((fidx, number, payload) for (fidx, number), payload
+            texts, files, lines = self.parse_each((fidx, number, payload) for (fidx, number), payload
                                            in zip(chunk.where, chunk.payloads))
         chunk.clear()
         if len(texts):
-            yield from self.count(texts, files)
+            yield from self.count(texts, files, lines)
 
     def flush_blocks(self) -> Iterator[pa.RecordBatch]:
         """A chunk of rows of whole lines through the engine's JSON reader."""
@@ -476,15 +488,15 @@ class _CountTask:
         self.block_stats(per_row)
         if parsed is not None:
             acc.subsets.update(subsets)
-            files = line_file[blank == 0]
+            files, lines = line_file[blank == 0], line_no[blank == 0]
             for i in np.flatnonzero(blank).tolist():
                 acc.skip(int(line_file[i]), BLANK_LINE, int(line_no[i]))
                 acc.file_stats(int(line_file[i]))[2] -= 1
         else:
-            texts, files = self.parse_each(self.block_records(buf, starts, line_file, line_no))
+            texts, files, lines = self.parse_each(self.block_records(buf, starts, line_file, line_no))
         chunk.clear()
         if len(texts):
-            yield from self.count(texts, files)
+            yield from self.count(texts, files, lines)
 
     def block_stats(self, per_row: np.ndarray) -> None:
         """Lines, bytes and documents of a block chunk's rows (less blank and skipped lines,
@@ -511,6 +523,6 @@ class _CountTask:
     def flush_text(self) -> Iterator[pa.RecordBatch]:
         acc = self.acc
         if acc.texts:
-            texts, files = acc.texts, acc.text_files
-            acc.texts, acc.text_files, acc.size = [], [], 0
-            yield from self.count(texts, files)
+            texts, files, lines = acc.texts, acc.text_files, acc.text_lines
+            acc.texts, acc.text_files, acc.text_lines, acc.size = [], [], [], 0
+            yield from self.count(texts, files, lines)

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import combinations
 from typing import Iterable
 
+from freqgap.errors import FreqgapError
 from freqgap.counting.rules import TermRules
 
 
 class ReferenceCounts:
-    """Unigram, pair and triple Counters keyed by sorted term tuples."""
+    """Unigram, pair and triple Counters keyed by sorted term tuples; with the document
+    unit also `unit_docs`, the documents that hold each term."""
 
     def __init__(self) -> None:
+        self.unit_docs: Counter[str] = Counter()
         self.unigrams: Counter[str] = Counter()
         self.pairs: Counter[tuple[str, str]] = Counter()
         self.triples: Counter[tuple[str, str, str]] = Counter()
@@ -33,6 +37,9 @@ class ReferenceCounts:
             term = rules.term_of(token)
             if term is not None:
                 terms.append((position, term))
+        if rules.by_document:
+            self._add_document([t for _, t in terms], rules)
+            return
         for i, (pi, ti) in enumerate(terms):
             self.unigrams[ti] += 1
             if rules.max_order < 2:
@@ -49,6 +56,21 @@ class ReferenceCounts:
                     if pk - pi >= rules.window:
                         break
                     self.triples[tuple(sorted((ti, tj, tk)))] += 1
+
+    def _add_document(self, terms: list[str], rules: TermRules) -> None:
+        """The document unit: each pair of distinct terms the document holds counts once."""
+        self.unigrams.update(terms)
+        distinct = sorted(set(terms))
+        self.unit_docs.update(distinct)
+        if rules.max_order < 2:
+            return
+        if not rules.pairs:
+            if len(distinct) > rules.max_unit_terms:
+                raise FreqgapError(f"document {self.documents} holds {len(distinct)} distinct terms")
+            self.pairs.update(combinations(distinct, 2))
+        else:
+            held = set(distinct)
+            self.pairs.update(p for p in rules.pairs if p[0] in held and p[1] in held)
 
 
 def count_texts(texts: Iterable[str], rules: TermRules) -> ReferenceCounts:

@@ -34,11 +34,24 @@ MAX_DIGITS = 6
 # Largest window W: triples per term grow with W^2 (at W=64 a dense run of terms gives ~2,000
 # triples per position), so a task's memory and time are bounded only with W bounded.
 MAX_WINDOW = 64
+# Co-occurrence units (SPEC §2): `window` counts position pairs within W tokens (the
+# default); `document` counts the documents (records) that hold both terms.
+WINDOW_UNIT, DOCUMENT_UNIT = "window", "document"
+UNITS = (WINDOW_UNIT, DOCUMENT_UNIT)
 
 
 def all_digits(text: str) -> bool:
     """Made only of ASCII digits (and not empty): the characters of a number term."""
     return text.isascii() and text.isdigit()
+
+
+class UnitTooLarge(Exception):
+    """A document of the chunk holds more distinct terms than `max_unit_terms` (its index in
+    the chunk, the number, the limit): the count task names its file and line."""
+
+    def __init__(self, doc: int, distinct: int, limit: int) -> None:
+        super().__init__(doc, distinct, limit)
+        self.doc, self.distinct, self.limit = doc, distinct, limit
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,12 @@ class TermRules:
     vocab: tuple[str, ...] = ("second", "minute", "hour", "day", "week", "month", "year", "decade")
     text_field: str = "text"
     subset_field: str = "meta.pile_set_name"
+    unit: str = WINDOW_UNIT
+    # A unit with n distinct terms has n(n-1)/2 pairs: above this many (and no pair list)
+    # the job refuses instead of running out of memory.
+    max_unit_terms: int = 2000
+    # The pairs to count (document unit only), each sorted as strings; empty: all pairs.
+    pairs: tuple[tuple[str, str], ...] = ()
     _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
     _strip: str = field(default="", init=False, repr=False, compare=False)
 
@@ -66,6 +85,10 @@ class TermRules:
         if not 1 <= self.max_digits <= MAX_DIGITS:
             raise ConfigError(f"max_digits must be within 1..{MAX_DIGITS} (got {self.max_digits}); "
                               "SPEC §2 counts integers with less than seven digits")
+        if self.unit not in UNITS:
+            raise ConfigError(f"unit must be one of {', '.join(UNITS)} (got {self.unit!r})")
+        if self.max_unit_terms < 2:
+            raise ConfigError(f"max_unit_terms must be at least 2 (got {self.max_unit_terms})")
         words = []
         for w in self.vocab:
             if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):
@@ -77,6 +100,26 @@ class TermRules:
         object.__setattr__(self, "vocab", tuple(sorted(set(words))))
         object.__setattr__(self, "_lookup", self._build_lookup())
         object.__setattr__(self, "_strip", STRIP_PUNCTUATION if self.number_rule == "strip-punct" else "")
+        object.__setattr__(self, "pairs", self._checked_pairs())
+
+    def _checked_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The pair list sorted within and across pairs, each term checked to be one."""
+        if self.pairs and not self.by_document:
+            raise ConfigError("a pair list needs the document unit (--unit document)")
+        out = set()
+        for pair in self.pairs:
+            if len(pair) != 2:
+                raise ConfigError(f"pair {pair!r} must have two terms")
+            for term in pair:
+                if not isinstance(term, str) or self.term_of(term) != term:
+                    raise ConfigError(f"{term!r} of pair {tuple(pair)!r} is not a term under the "
+                                      "rules (a number as written or a lower-case singular "
+                                      "vocabulary word); fix the pair list or add the word")
+            if pair[0] == pair[1]:
+                raise ConfigError(f"pair {tuple(pair)!r} pairs a term with itself: the document "
+                                  "unit counts pairs of distinct terms")
+            out.add(tuple(sorted(pair)))
+        return tuple(sorted(out))
 
     def _build_lookup(self) -> dict[str, str]:
         """lower-case surface form -> term; an exact vocabulary word wins over a plural."""
@@ -112,6 +155,11 @@ class TermRules:
         return all_digits(token) and self.term_of(token) == token
 
     @property
+    def by_document(self) -> bool:
+        """Whether a pair counts the documents that hold both terms (the document unit)."""
+        return self.unit == DOCUMENT_UNIT
+
+    @property
     def whitespace(self) -> str:
         """The characters that split tokens: those of Python's str.split()."""
         return PY_WHITESPACE
@@ -127,6 +175,11 @@ class TermRules:
         data.pop("_lookup", None)
         data.pop("_strip", None)
         data["vocab"] = list(self.vocab)
+        data["pairs"] = [list(p) for p in self.pairs]
+        if not self.pairs:
+            del data["pairs"]
+        if self.unit == WINDOW_UNIT:      # the default unit is not recorded: a window count's
+            del data["unit"], data["max_unit_terms"]   # manifest and fingerprint stay as before
         return data
 
     @classmethod
@@ -138,6 +191,8 @@ class TermRules:
         data = dict(data)
         if "vocab" in data:
             data["vocab"] = tuple(data["vocab"])
+        if "pairs" in data:
+            data["pairs"] = tuple(tuple(p) for p in data["pairs"])
         return cls(**data)
 
     @classmethod

@@ -2,7 +2,8 @@
 
 One suite, parametrized over the engines of the registry (freqgap.counting.engines.ENGINES)
 and over rule sets, the defaults and others (digit cap 5, other windows, extra vocabulary,
-strip-punct), so a rule changed in rules.py is proven on every engine. Each case counts
+strip-punct, the document unit with and without a pair list), so a rule changed in
+rules.py is proven on every engine. Each case counts
 the same texts three ways: freqgap.counting.reference (the oracle), the engine's chunk step
 (`Engine.chunk_keys`: finder, window keys, codec keys) and the engine's whole count task
 over JSON lines (`partials.count_lines`: its JSON reader, key sums, statistics). The
@@ -32,6 +33,9 @@ RULE_SETS = {
     "cap-5-window-3-strip": TermRules(max_digits=5, window=3, number_rule="strip-punct"),
     "window-9-extra-vocab": TermRules(window=9, vocab=EXTRA_WORDS),
     "cap-2-pairs-only": TermRules(max_digits=2, max_order=2, vocab=EXTRA_WORDS),
+    "document-unit": TermRules(unit="document", vocab=EXTRA_WORDS),
+    "document-unit-listed-pairs": TermRules(unit="document", number_rule="strip-punct",
+                                            pairs=(("9", "10"), ("hour", "5"), ("day", "9"))),
 }
 ADVERSARIAL = [
     "9 10 9 9", "5 a b c hours", "5 a b c d hours", "a b 7", "8 c d",

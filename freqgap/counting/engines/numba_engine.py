@@ -14,6 +14,7 @@ from freqgap.counting.rules import TermRules
 from freqgap.counting.engines import runcodec_compiled, term_indices_compiled
 from freqgap.counting.engines.compiled import CompiledFinder, merge_sums
 from freqgap.counting.engines.jsonscan import extract_records
+from freqgap.counting.engines.units import document_keys
 from freqgap.counting.engines.windows import unigram_counts
 from freqgap.counting.engines.words import count_byte
 from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH
@@ -51,6 +52,8 @@ class NumbaEngine:
         finder = finder or self.shared_finder(rules)
         occ = finder.find_terms(texts, names=False)
         gid = occ.term_codes
+        if rules.by_document:
+            return document_keys(occ, gid, rules), occ.tokens_per_doc
         ids, counts = unigram_counts(occ)
         out = {UNIGRAM: (gid[ids], counts)}
         if rules.max_order >= 2:

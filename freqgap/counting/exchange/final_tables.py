@@ -20,7 +20,7 @@ from freqgap.counting.exchange import runs as exchange
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import get_engine
-from freqgap.counting.kinds import LAYOUT
+from freqgap.counting.kinds import LAYOUT, UNIT_DOCS
 from freqgap.counting.rules import TermRules
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
@@ -28,7 +28,8 @@ ROWS_PER_ROW_GROUP = 2_000_000      # at most; a file's row groups are of even s
 
 
 def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarray,
-                 step_buckets: np.ndarray | None = None, engine: str | None = None) -> pa.Table:
+                 step_buckets: np.ndarray | None = None, engine: str | None = None,
+                 documents: np.ndarray | None = None) -> pa.Table:
     """int64 keys -> the dataset's columns (contract order, counts last), each term column
     dictionary-encoded: the distinct terms once, an int32 index per row.
 
@@ -46,10 +47,13 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
         columns.append(pa.DictionaryArray.from_arrays(
             arrow_arrays.numeric((keys >= codec.word_base).astype(np.int8)),
             arrow_arrays.strings(["number", "word"])))
-    optional = ()
+    optional: tuple[str, ...] = ()
     if step_buckets is not None:     # counts by training position (counting/order_source.py)
         columns.append(arrow_arrays.int64(step_buckets))
         optional = ("step_bucket",)
+    if documents is not None:        # the document unit's documents per term (SPEC §2)
+        columns.append(arrow_arrays.int64(documents))
+        optional += ("documents",)
     columns.append(arrow_arrays.int64(counts))
     contract = CONTRACT[name].schema(optional)
     return pa.Table.from_arrays(columns, schema=pa.schema(
@@ -119,22 +123,34 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
     out: dict[str, Any] = {"kinds": {k: [int(v[0].size), int(v[1].sum())] for k, v in summed.items()},
                            "rows": {}}
     for name, (base, _) in LAYOUT.items():
-        kinds = sorted(k for k in summed if k.split("@", 1)[0] == base)
-        if len(kinds) == 1:                        # a table of one kind: its sums as they are
-            keys, counts = summed[kinds[0]]
-        elif kinds:
-            keys = np.concatenate([summed[k][0] for k in kinds])
-            counts = np.concatenate([summed[k][1] for k in kinds])
-        else:
-            keys = counts = np.empty(0, np.int64)
-        buckets = None
-        if bucketed:
-            buckets = np.concatenate([np.full(summed[k][0].size, int(k.split("@", 1)[1]), np.int64)
-                                      for k in kinds]) if kinds else np.empty(0, np.int64)
-            order = np.lexsort((buckets, keys))
-            keys, counts, buckets = keys[order], counts[order], buckets[order]
+        keys, counts, buckets = _table_rows(summed, base, bucketed)
+        documents = None
+        if name == "unigrams" and rules.by_document:
+            doc_keys, documents, doc_buckets = _table_rows(summed, UNIT_DOCS, bucketed)
+            if not (np.array_equal(doc_keys, keys) and np.array_equal(doc_buckets, buckets)):
+                raise RuntimeError("the documents per term do not match the terms counted")
         out["rows"][name] = int(keys.size)
         if keys.size or part == 0:
-            _write(decode_table(codec, name, keys, counts, buckets, engine),
+            _write(decode_table(codec, name, keys, counts, buckets, engine, documents),
                    join(final, name), f"part-{part:05d}", rows_per_file)
     return out
+
+
+def _table_rows(summed: dict[str, tuple], base: str, bucketed: bool) -> tuple:
+    """(keys, counts, step buckets or None) of one kind's sums (u, or u@<bucket> ... when
+    bucketed: ordered by key, then bucket)."""
+    kinds = sorted(k for k in summed if k.split("@", 1)[0] == base)
+    if len(kinds) == 1:                        # a table of one kind: its sums as they are
+        keys, counts = summed[kinds[0]]
+    elif kinds:
+        keys = np.concatenate([summed[k][0] for k in kinds])
+        counts = np.concatenate([summed[k][1] for k in kinds])
+    else:
+        keys = counts = np.empty(0, np.int64)
+    buckets = None
+    if bucketed:
+        buckets = np.concatenate([np.full(summed[k][0].size, int(k.split("@", 1)[1]), np.int64)
+                                  for k in kinds]) if kinds else np.empty(0, np.int64)
+        order = np.lexsort((buckets, keys))
+        keys, counts, buckets = keys[order], counts[order], buckets[order]
+    return keys, counts, buckets
