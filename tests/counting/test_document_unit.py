@@ -229,3 +229,32 @@ def test_window_unit_given_explicitly_is_the_default(tmp_path):
     assert options_from_args(parse(["count", "--unit", "window"])).rules == default
     assert options_from_args(parse(["count", "--unit", "window:7"])).rules.window == 7
     assert "unit" not in default.to_config()
+
+
+def test_spark_document_counts_do_not_depend_on_partitioning(spark, tmp_path):
+    """One file per job and unspread, all files in one spread job, shuffled: the same exact
+    sums, equal to the reference (documents per term included)."""
+    import random
+
+    from freqgap.counting.job import run_count
+    from tests.counting.corpus_utils import write_jsonl
+    from tests.counting.test_job import random_texts
+
+    texts = random_texts(7, 300, max_len=60)
+    names = ["a.jsonl", "b.jsonl.zst", "c.jsonl.gz"]
+    for i, name in enumerate(names):
+        write_jsonl(tmp_path / "in" / name, texts[i::3])
+    files = [str(tmp_path / "in" / n) for n in names]
+    shuffled = files[::-1]
+    random.Random(1).shuffle(shuffled)
+    got = []
+    for out, inputs, options in (("one", files, {"files_per_job": 1, "spread": 0}),
+                                 ("spread", shuffled, {"files_per_job": 3, "spread": 5})):
+        run_count(inputs, str(tmp_path / out), rules=DOCUMENT, spark=spark, **options)
+        uni = pq.read_table(tmp_path / out / "unigrams").to_pylist()
+        pairs = pq.read_table(tmp_path / out / "pairs").to_pylist()
+        got.append(({r["term"]: (r["count"], r["documents"]) for r in uni},
+                    {(r["t1"], r["t2"]): r["count"] for r in pairs}))
+    ref = count_texts(texts, DOCUMENT)
+    want = ({t: (n, ref.unit_docs[t]) for t, n in ref.unigrams.items()}, dict(ref.pairs))
+    assert got[0] == got[1] == want
