@@ -145,3 +145,18 @@ def test_bench_gaps_section_lists_every_run():
     assert "| job, full, low memory | 100,005,153 | 256MB | 34.0 | 1,066 |" in lines
     assert any(line.startswith("| the study's way") and "60.0" in line for line in lines)
     assert any("2.9x the time of the job's same steps" in line for line in lines)
+
+
+def test_pair_cold_usage_and_a_failing_checkout(tmp_path, capsys):
+    """bench/pair_cold.py: wrong arguments print the usage line (exit 2); a checkout whose
+    count fails is named, not averaged in."""
+    pair = _load("pair_cold")
+    assert pair.main(["only-one"]) == 2
+    assert "pair_cold.py OLD_CHECKOUT NEW_CHECKOUT INPUT" in capsys.readouterr().err
+    fake = tmp_path / "co"
+    (fake / ".venv" / "bin").mkdir(parents=True)
+    script = fake / ".venv" / "bin" / "freqgap"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(0o755)
+    with pytest.raises(SystemExit, match="exited 3"):
+        pair.cold_cpu(str(fake), str(tmp_path), str(tmp_path / "out"))
