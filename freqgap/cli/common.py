@@ -94,6 +94,11 @@ def add_out(p: argparse.ArgumentParser, default: str | None, what: str) -> None:
                    help=f"output directory: {what}")
 
 
+def add_force(p: argparse.ArgumentParser, what: str) -> None:
+    """--force: the output guard (freqgap/outdir.py) replaces a result of other settings."""
+    p.add_argument("--force", action="store_true", help=what)
+
+
 def add_limit(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--limit", type=positive_int, metavar="N", help=f"at most N {what} (quick runs)")
 

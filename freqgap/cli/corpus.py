@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import add_out, add_seed, positive_float, positive_int
+from freqgap.cli.common import add_force, add_out, add_seed, positive_float, positive_int
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,6 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--operand-law", choices=["zipf", "uniform"], help="override the operand law")
     p.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="processes writing shards in parallel")
+    add_force(p, "replace a corpus in --out made with another profile or overrides")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         "exponent": args.exponent, "operand_law": args.operand_law}.items() if v is not None}
     profile = load_profile(args.profile, overrides)
     t0 = time.monotonic()
-    with claim(args.out, stage="generate_corpus"):          # one run per output directory (freqgap/outdir.py)
+    # one run per output directory; a corpus of another profile only with --force (outdir.py)
+    with claim(args.out, stage="generate_corpus", settings=profile.to_dict(), force=args.force):
         manifest = generate_corpus(profile, args.out, workers=args.workers)
     totals = manifest["totals"]
     secs = max(time.monotonic() - t0, 1e-9)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import add_k, add_limit, add_out, add_progress_interval, add_seeds, str_list
+from freqgap.cli.common import (add_force, add_k, add_limit, add_out, add_progress_interval,
+                                add_seeds, str_list)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="leave out a task the counts cannot give operands for (e.g. a unit "
                         "word never near a number), naming it and why, instead of stopping")
     add_progress_interval(p)
+    add_force(p, "replace instances in --out made with other settings (grid, tasks, k, "
+                 "seeds, limit, conf/tasks.yaml)")
 
 
 def plan_text(built: dict[str, list], skipped: dict[str, str], grid) -> str:
@@ -56,13 +59,15 @@ def plan_text(built: dict[str, list], skipped: dict[str, str], grid) -> str:
 def run(args: argparse.Namespace) -> int:
     from freqgap.config import load_conf
     from freqgap.instances import CountsError, build_instances_dir, resolve_grid
+    from freqgap.instances.run import result_settings
     from freqgap.outdir import claim
 
     conf = load_conf("tasks")
     grid = resolve_grid(conf, args.grid, tasks=args.tasks, ks=args.k, seeds=args.seeds,
                         max_test_items=args.limit)
     # one run per output directory, never over another result or an input (freqgap/outdir.py)
-    with claim(args.out, stage="instances", inputs=[args.counts]):
+    with claim(args.out, stage="instances", inputs=[args.counts],
+               settings=result_settings(grid, conf), force=args.force):
         try:
             manifest = build_instances_dir(
                 args.counts, args.out, grid, conf, progress_interval=args.progress_interval,

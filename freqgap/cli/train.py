@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import add_out, add_seed, non_negative_int, positive_int, str_list
+from freqgap.cli.common import (add_force, add_out, add_seed, non_negative_int, positive_int,
+                                str_list)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record-predictions", type=non_negative_int, default=0, metavar="N",
                    help="after training, record N multiplication prompts and the model's "
                         "continuations in OUT/predictions.json (for a reproducibility test)")
+    add_force(p, "replace a model in --out trained with other settings or another corpus")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     from freqgap.outdir import claim
     from freqgap.training import load_settings, train_model
+    from freqgap.training.train import result_settings
     from freqgap.training.predictions import record_predictions
 
     overrides = {k: v for k, v in {"steps": args.steps, "seed": args.seed, "device": args.device,
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.profile, overrides)
     command = "freqgap train " + " ".join(shlex.quote(a) for a in _argv(args, sys.argv))
     # the model directory is replaced whole by a rename: the claim is a sibling lock file
-    with claim(args.out, beside=True, stage="train_lm", inputs=[args.corpus]):
+    with claim(args.out, beside=True, stage="train_lm", inputs=[args.corpus],
+               settings=result_settings(settings, args.corpus), force=args.force):
         manifest = train_model(settings, args.corpus, args.out, command=command)
         if args.record_predictions:
             path = record_predictions(args.out, args.record_predictions)

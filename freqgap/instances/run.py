@@ -27,6 +27,15 @@ from freqgap.progress import Progress
 FILES = ("instances.parquet", "instance_terms.parquet", "prompts.parquet")
 
 
+def result_settings(grid: Grid, conf: dict[str, Any]) -> dict[str, Any]:
+    """The recorded settings the instances depend on, known before any work: the CLI's
+    output guard refuses a directory holding instances of others unless --force."""
+    return {"grid": {"tasks": list(grid.tasks), "ks": list(grid.ks), "seeds": list(grid.seeds),
+                     "max_test_items": grid.max_test_items,
+                     "zero_shot_first_seed_only": grid.zero_shot_first_seed_only},
+            "tasks_conf": conf}
+
+
 def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp")
 
@@ -103,10 +112,7 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
     totals["instances_all"] = sum(totals["instances"].values())
     totals["prompts_all"] = sum(totals["prompts"].values())
     totals["skipped"] = skipped             # task -> why the counts cannot build it
-    config = {"grid": {"tasks": list(grid.tasks), "ks": list(grid.ks), "seeds": list(grid.seeds),
-                       "max_test_items": grid.max_test_items,
-                       "zero_shot_first_seed_only": grid.zero_shot_first_seed_only},
-              "tasks_conf": conf, "x1": selected,
+    config = {**result_settings(grid, conf), "x1": selected,
               "counts": {"dir": str(counts_dir), "config": counts_manifest.get("config", {})}}
     # The counts by their fingerprint, not size/mtime: rewriting identical counts leaves
     # these instances (and the predictions made from them) valid.

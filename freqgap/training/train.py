@@ -73,6 +73,22 @@ def _replace_dir(tmp: Path, final: Path) -> None:
         shutil.rmtree(old)
 
 
+# Settings that change how a run goes, not the model it is meant to give: a rerun differing
+# only in these replaces the model without --force (freqgap/outdir.py).
+RUN_ONLY_SETTINGS = ("threads", "device", "log_every_s")
+
+
+def _config(settings: TrainSettings, corpus: list[str]) -> dict[str, Any]:
+    """The manifest's `config`: every setting and the corpus as given."""
+    return {**settings.to_dict(), "corpus": [str(c) for c in corpus]}
+
+
+def result_settings(settings: TrainSettings, corpus: list[str]) -> dict[str, Any]:
+    """The recorded settings the model depends on (an --out holding a model of others is
+    replaced only with --force)."""
+    return {k: v for k, v in _config(settings, corpus).items() if k not in RUN_ONLY_SETTINGS}
+
+
 def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
                 progress: bool = True, command: str | None = None,
                 on_batch=None) -> dict[str, Any]:
@@ -167,7 +183,7 @@ def train_model(settings: TrainSettings, corpus: list[str], output: str | Path,
         "setup_s": round(setup_s, 2), "train_s": round(loop_s, 2),
         "tokens_per_s": round(settings.steps * settings.batch_size * settings.seq_len / loop_s, 1),
     }
-    manifest = build_manifest("train_lm", {**settings.to_dict(), "corpus": [str(c) for c in corpus]},
+    manifest = build_manifest("train_lm", _config(settings, corpus),
                               describe_local_inputs(files, checksum=True), totals, started,
                               device=device, threads=settings.threads, loss_curve=curve,
                               **({"checkpoints": [f"step{c}" for c in settings.checkpoints]}

@@ -29,10 +29,11 @@ def same_parquet_and_manifest(a: Path, b: Path) -> None:
     assert manifest_core(a) == manifest_core(b)
 
 
+# The interrupted run replaces a result of other settings: --force (freqgap/outdir.py).
 def test_instances(tmp_path):
     counts = default_counts(tmp_path / "counts")
     argv = lambda limit: lambda out: ["instances", "--counts", str(counts), "--out", str(out),
-                                      "--grid", "demo", "--limit", str(limit)]
+                                      "--grid", "demo", "--limit", str(limit), "--force"]
     at = sweep(tmp_path, argv(5), argv(9), same_parquet_and_manifest)
     assert len(at) >= 4          # three tables and the manifest
 
@@ -58,7 +59,7 @@ def test_gaps(tmp_path):
 
 def test_corpus(tmp_path):
     argv = lambda seed: lambda out: ["corpus", "--profile", "tiny", "--out", str(out),
-                                     "--seed", str(seed), "--shard-mb", "0.05"]
+                                     "--seed", str(seed), "--shard-mb", "0.05", "--force"]
     at = sweep(tmp_path, argv(1), argv(2), same_parquet_and_manifest)
     assert len(at) >= 3          # two shards and the manifest
 
@@ -69,7 +70,8 @@ def test_train(tmp_path):
     corpus = tmp_path / "corpus"
     generate_corpus(load_profile("tiny", {"shard_mb": 0.05}), corpus, progress=False)
     argv = lambda steps: lambda out: ["train", "--profile", "smoke", "--corpus", str(corpus),
-                                      "--out", str(out), "--steps", str(steps), "--threads", "1"]
+                                      "--out", str(out), "--steps", str(steps), "--threads", "1",
+                                      "--force"]
 
     def same(a: Path, b: Path) -> None:
         assert (a / "model.safetensors").read_bytes() == (b / "model.safetensors").read_bytes()
