@@ -468,8 +468,8 @@ def markdown() -> str:
         "upstream=...)`) check `status: complete`, the stage, the required fields, that the "
         "fingerprint matches the content, and the upstream fingerprints they are given.",
         "",
-        "**Files.** Every local writer (counts, instances, predictions, gaps, dynamics gaps) "
-        "records `files`: each Parquet file a reader reads (hidden and `_`-prefixed paths "
+        "**Files.** Every local writer (counts, instances, predictions, import_lm_eval, gaps, "
+        "dynamics gaps, suite instances and suite predictions) records `files`: each Parquet file a reader reads (hidden and `_`-prefixed paths "
         "excluded), by path relative to the directory, with `bytes`, `sha256` and `rows`. "
         "`read_manifest` checks them: a file missing, of another size or sha256, or a Parquet "
         "file it does not list is refused naming the file (a lost chunk, a hand-edited "

@@ -30,8 +30,8 @@ from freqgap.inference.parse import score
 from freqgap.inference.writer import PREDICTION_SCHEMA
 from freqgap.contract import INSTANCE_STAGES
 from freqgap.jsonl import iter_json_objects
-from freqgap.manifest import (MANIFEST_NAME, build_manifest, describe_local_inputs, now_iso,
-                              read_manifest, write_manifest)
+from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records,
+                              describe_local_inputs, now_iso, read_manifest, write_manifest)
 
 _QUESTION = re.compile(r"Q: (.*?)\nA:", re.S)
 _SAMPLES_NAME = re.compile(r"^samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
@@ -317,6 +317,7 @@ def import_samples(files: list[Path], instances_dir: Path, out_dir: Path, model:
     manifest = build_manifest("import_lm_eval", config,
                               describe_local_inputs(list(files) + results_files, checksum=True),
                               totals, started, upstream={"instances": read_manifest(
-                                  instances_dir, stage=INSTANCE_STAGES)["fingerprint"]})
+                                  instances_dir, stage=INSTANCE_STAGES)["fingerprint"]},
+                              files=dataset_records(out_dir))   # checked by every reader
     write_manifest(out_dir, manifest)
     return manifest

@@ -28,8 +28,8 @@ from freqgap.config import load_conf
 from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.outdir import claim as claim_dir
 from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
-                              describe_local_inputs, load_manifest_file, now_iso, read_manifest,
-                              write_manifest)
+                              dataset_records, describe_local_inputs, load_manifest_file, now_iso,
+                              read_manifest, write_manifest)
 from freqgap.suites import terms, trends
 from freqgap.suites.io import SuiteDataError, materialise
 from freqgap.suites.runner import NeQASuite, QuantifierSuite, TinadSuite
@@ -166,7 +166,8 @@ def evaluate_model(suite, model_name: str, out: Path, config: dict[str, Any], in
                                      {"predictions": n_pred, "details": n_det,
                                       "truncated_prompts": dict(suite.truncated)}, started,
                                      model=info, parameters=params,
-                                     upstream={"instances": upstream}))
+                                     upstream={"instances": upstream},
+                                     files=dataset_records(d)))    # checked by every reader
     return record
 
 
@@ -280,6 +281,8 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
                               inputs, fp, revision, device, dtype, batch_size, force, loader,
                               verbose)
                for m in models]
+    # the tables' bytes, sha256 and rows, checked by every reader (not in the fingerprint)
+    inst_manifest["files"] = dataset_records(out / "instances")
     write_manifest(out / "instances", inst_manifest)
     inst_totals = inst_manifest["totals"]
     summary = summarise(suite, records, out, config, inputs, float(conf.get("trend_eps", 0.02)))
