@@ -116,4 +116,8 @@ def run(args: argparse.Namespace) -> int:
         t = manifest["totals"]
         acc = "n/a" if t["accuracy"] is None else f"{100 * t['accuracy']:.1f}%"
         print(f"{directory}: {t['rows']} predictions, accuracy {acc} (paper rule)")
+    if launch is not None:
+        from freqgap.inference.distributed import exit_launched
+
+        exit_launched(0)
     return 0

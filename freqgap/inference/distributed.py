@@ -134,8 +134,20 @@ def predict_launched(launch: Launch, prompts_path: str | Path, model_dir: str | 
                       if launch.rank == 0 else None)
     # Closed on success only: after a failure rank 0 keeps the group open until it has
     # printed its line and exits, as closing it ends the other ranks (_wait_for_rank_0).
+    # The barrier first: no rank tears its end down while another is still in the last
+    # collective (a torn pair can abort the other process at exit).
+    dist.barrier()
     dist.destroy_process_group()
     return done if launch.rank == 0 else None
+
+
+def exit_launched(code: int) -> None:
+    """End a launched rank without the interpreter's teardown: the process group's C++
+    threads can abort it ("terminate called without an active exception"), which the
+    launcher reports as a failed run after every result was written."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _predict_shard(launch: Launch, prompts: str | Path, model_dir: Path, model: str,
