@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import non_negative_int, positive_int, str_list
+from freqgap.cli.common import add_force, non_negative_int, positive_int, str_list
 
 
 def _freq_defs(text: str) -> list[str]:
@@ -67,8 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts-mismatch-ok", action="store_true",
                    help="accept counts other than those the instances were made from (their "
                         "fingerprints differ, e.g. another corpus); recorded in the manifest")
-    p.add_argument("--force", action="store_true",
-                   help="replace a result in --out made with other settings")
+    add_force(p, "replace a result in --out made with other settings")
     p.add_argument("--examples", metavar="OUT.json",
                    help="also write lm-eval's --samples file {task: [doc ids]} of the "
                         "instances in the bottom and top bins, for the tasks of "

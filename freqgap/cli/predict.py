@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from freqgap.cli.common import (add_batch_size, add_device, add_dtype, add_model,
+from freqgap.cli.common import (add_batch_size, add_device, add_dtype, add_force, add_model,
                                 add_progress_interval, add_revision, positive_int, str_list)
 
 
@@ -48,9 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: out/predictions)")
     p.add_argument("--name", help="the `model` column's value (default: alias or last path "
                    "part); the revision has its own column and is added to directory names")
-    p.add_argument("--force", action="store_true",
-                   help="discard earlier predictions in the output directory that were made "
-                        "with other settings, instead of refusing")
+    add_force(p, "discard earlier predictions in the output directory that were made "
+                 "with other settings, instead of refusing")
     add_device(p)
     add_dtype(p)
     add_batch_size(p, "prompts per forward pass (default: on a GPU as many as free memory holds, at most "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from freqgap.cli.common import (HelpFormatter, Parser, add_batch_size, add_device, add_dtype,
-                                add_limit, add_models, add_revision, add_seed,
+                                add_force, add_limit, add_models, add_revision, add_seed,
                                 common_parent, positive_int)
 from freqgap.errors import UsageError
 
@@ -68,7 +68,7 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
                    help="prompts longer than a model's context: refuse (stop, naming the task) "
                         "or truncate (cut on the left, counted in the manifest) (default: "
                         "conf/suites.yaml, refuse)")
-    p.add_argument("--force", action="store_true", help="rerun models with complete results")
+    add_force(p, "rerun models with complete results")
     p.add_argument("--counts", metavar="DIR",
                    help="counts directory of `freqgap count` (run with --vocab "
                         "OUT/instances/vocab.yaml): also compute the frequency gaps")
