@@ -35,9 +35,13 @@ MAX_DIGITS = 6
 # triples per position), so a task's memory and time are bounded only with W bounded.
 MAX_WINDOW = 64
 # Co-occurrence units (SPEC §2): `window` counts position pairs within W tokens (the
-# default); `document` counts the documents (records) that hold both terms.
-WINDOW_UNIT, DOCUMENT_UNIT = "window", "document"
-UNITS = (WINDOW_UNIT, DOCUMENT_UNIT)
+# default); every other unit counts the units (sentences, documents = records, training
+# sequences) that hold all the terms of a pair or triple.
+WINDOW_UNIT, SENTENCE_UNIT, DOCUMENT_UNIT, SEQUENCE_UNIT = "window", "sentence", "document", "sequence"
+UNITS = (WINDOW_UNIT, SENTENCE_UNIT, DOCUMENT_UNIT, SEQUENCE_UNIT)
+# A sentence ends after a token whose last character, once these closing quotes and brackets
+# are set aside from its end, is one of SENTENCE_ENDS (SPEC §2; engines/sentences.py).
+SENTENCE_ENDS, SENTENCE_CLOSERS = ".!?", "\"')]"
 
 
 def all_digits(text: str) -> bool:
@@ -45,13 +49,40 @@ def all_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-class UnitTooLarge(Exception):
-    """A document of the chunk holds more distinct terms than `max_unit_terms` (its index in
-    the chunk, the number, the limit): the count task names its file and line."""
+def unit_term_limit(max_unit_terms: int, max_order: int) -> int:
+    """The most distinct terms a unit may hold without a pair list: n terms make n(n-1)/2
+    pairs and n(n-1)(n-2)/6 triples, so with triples n is the largest whose triples are at
+    most the pairs of max_unit_terms (229 for 2,000): one bound on what a unit makes."""
+    if max_order < 3:
+        return max_unit_terms
+    budget = max_unit_terms * (max_unit_terms - 1) // 2
+    n = max(2, round((6 * budget) ** (1 / 3)) + 2)
+    while n > 2 and n * (n - 1) * (n - 2) // 6 > budget:
+        n -= 1
+    return n
 
-    def __init__(self, doc: int, distinct: int, limit: int) -> None:
+
+class UnitTooLarge(Exception):
+    """A unit of the chunk holds more distinct terms than the rules allow (the index in the
+    chunk of its document, the number, the limit): the count task names its file and line."""
+
+    def __init__(self, doc: int, distinct: int, limit: int, unit: str = DOCUMENT_UNIT,
+                 max_order: int = 2) -> None:
         super().__init__(doc, distinct, limit)
         self.doc, self.distinct, self.limit = doc, distinct, limit
+        self.unit, self.max_order = unit, max_order
+
+    def reason(self, max_unit_terms: int) -> str:
+        """One line saying what was refused and what to do (after the file:line)."""
+        where = "the document" if self.unit == DOCUMENT_UNIT else f"a {self.unit} of the record"
+        made = (f"(with triples: at most C(n,3) <= C({max_unit_terms},2) triples, max_unit_terms "
+                f"= {max_unit_terms}; their triples would not fit in memory); give --pairs FILE, "
+                "--max-order 2 or raise --max-unit-terms" if self.max_order >= 3 else
+                f"max_unit_terms = {self.limit} (their pairs would not fit in memory); "
+                "give --pairs FILE or raise --max-unit-terms")
+        return f"{where} holds {self.distinct} distinct terms, more than {made}" \
+            if self.max_order < 3 else \
+            f"{where} holds {self.distinct} distinct terms, more than {self.limit} {made}"
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,10 @@ class TermRules:
     max_unit_terms: int = 2000
     # The pairs to count (document unit only), each sorted as strings; empty: all pairs.
     pairs: tuple[tuple[str, str], ...] = ()
+    # Opt-in (issue 40): the unigrams gain `documents` under the window unit too; every
+    # table is keyed by each record's subset (subset_field) as well. Recorded only when on.
+    doc_freq: bool = False
+    by_subset: bool = False
     _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
     _strip: str = field(default="", init=False, repr=False, compare=False)
 
@@ -89,6 +124,8 @@ class TermRules:
             raise ConfigError(f"unit must be one of {', '.join(UNITS)} (got {self.unit!r})")
         if self.max_unit_terms < 2:
             raise ConfigError(f"max_unit_terms must be at least 2 (got {self.max_unit_terms})")
+        if self.by_subset and not self.subset_field:
+            raise ConfigError("by_subset needs a subset_field (e.g. meta.pile_set_name)")
         words = []
         for w in self.vocab:
             if not isinstance(w, str) or not w or any(c in PY_WHITESPACE for c in w):
@@ -104,8 +141,9 @@ class TermRules:
 
     def _checked_pairs(self) -> tuple[tuple[str, str], ...]:
         """The pair list sorted within and across pairs, each term checked to be one."""
-        if self.pairs and not self.by_document:
-            raise ConfigError("a pair list needs the document unit (--unit document)")
+        if self.pairs and not self.by_unit:
+            raise ConfigError("a pair list needs a unit other than the window (--unit "
+                              "sentence, document or sequence)")
         out = set()
         for pair in self.pairs:
             if len(pair) != 2:
@@ -160,6 +198,22 @@ class TermRules:
         return self.unit == DOCUMENT_UNIT
 
     @property
+    def with_documents(self) -> bool:
+        """Whether the unigrams carry the documents holding each term (`documents`)."""
+        return self.by_document or self.doc_freq
+
+    @property
+    def by_unit(self) -> bool:
+        """Whether a pair counts the units (sentences, documents, sequences) holding both
+        terms, rather than position pairs within a window."""
+        return self.unit != WINDOW_UNIT
+
+    @property
+    def unit_term_limit(self) -> int:
+        """The most distinct terms one unit may hold without a pair list (unit_term_limit)."""
+        return unit_term_limit(self.max_unit_terms, self.max_order)
+
+    @property
     def whitespace(self) -> str:
         """The characters that split tokens: those of Python's str.split()."""
         return PY_WHITESPACE
@@ -180,6 +234,9 @@ class TermRules:
             del data["pairs"]
         if self.unit == WINDOW_UNIT:      # the default unit is not recorded: a window count's
             del data["unit"], data["max_unit_terms"]   # manifest and fingerprint stay as before
+        for opt_in in ("doc_freq", "by_subset"):
+            if not data[opt_in]:
+                del data[opt_in]
         return data
 
     @classmethod
