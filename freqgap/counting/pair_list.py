@@ -19,35 +19,53 @@ from freqgap.jsonl import iter_json_objects
 COLUMNS = ("t1", "t2")
 
 
-def _rows(path: Path) -> Iterator[tuple[int, Any, Any]]:
-    """(line or row number, t1, t2) of each pair of a CSV, JSON Lines or Parquet file."""
+def term_rows(path: Path, columns: tuple[str, ...] = COLUMNS, need: int = 2) -> Iterator[tuple]:
+    """(line or row number, term, …) of each row of a CSV, JSON Lines or Parquet file with
+    the term columns `columns`, of which the first `need` must be given in every row; a
+    later column left empty or null ends the row's terms (the hit lists' keys file, one to
+    three terms a row, reads with this too: freqgap.counting.hits)."""
     name = path.name.lower()
+    wanted = ", ".join(columns)
     if name.endswith(".parquet"):
         import pyarrow.parquet as pq
 
         table = pq.read_table(path)
-        missing = [c for c in COLUMNS if c not in table.column_names]
+        missing = [c for c in columns[:need] if c not in table.column_names]
         if missing:
-            raise FreqgapError(f"{path}: no column {missing[0]!r}: a pair list has columns t1, t2")
-        yield from ((i + 1, a, b) for i, (a, b) in enumerate(zip(table.column("t1").to_pylist(),
-                                                                  table.column("t2").to_pylist())))
+            raise FreqgapError(f"{path}: no column {missing[0]!r}: expected columns {wanted}")
+        present = [table.column(c).to_pylist() for c in columns if c in table.column_names]
+        yield from ((i + 1, *_given(row)) for i, row in enumerate(zip(*present)))
     elif name.endswith((".jsonl", ".json")):
         for number, row in iter_json_objects(path):
-            if any(c not in row for c in COLUMNS):
-                raise FreqgapError(f"{path}:{number}: expected an object with t1 and t2")
-            yield number, row["t1"], row["t2"]
+            if any(c not in row for c in columns[:need]):
+                raise FreqgapError(f"{path}:{number}: expected an object with {' and '.join(columns[:need])}")
+            yield (number, *_given(row.get(c) for c in columns))
     else:
         with path.open(encoding="utf-8", newline="") as f:
             reader = csv.reader(f)
             header = next(reader, None)
-            if header is None or [h.strip() for h in header[:2]] != list(COLUMNS):
-                raise FreqgapError(f"{path}:1: the header must be t1,t2 (a CSV pair list)")
+            header = [h.strip() for h in header or []]
+            if header[:need] != list(columns[:need]) or any(
+                    h not in columns for h in header[:len(columns)]):
+                raise FreqgapError(f"{path}:1: the header must be {','.join(columns[:max(need, 2)])} "
+                                   "(a CSV term list)")
             for row in reader:
                 if not any(cell.strip() for cell in row):
                     continue
-                if len(row) < 2:
-                    raise FreqgapError(f"{path}:{reader.line_num}: expected two terms, t1,t2")
-                yield reader.line_num, row[0].strip(), row[1].strip()
+                if len(row) < need:
+                    raise FreqgapError(f"{path}:{reader.line_num}: expected {need} terms, "
+                                       f"{','.join(columns[:need])}")
+                yield (reader.line_num, *_given(cell.strip() for cell in row[:len(header)]))
+
+
+def _given(values) -> tuple:
+    """A row's terms up to the first empty or null one."""
+    out = []
+    for value in values:
+        if value is None or value == "":
+            break
+        out.append(value)
+    return tuple(out)
 
 
 def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, str], ...]:
@@ -57,7 +75,9 @@ def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, str], ...
         raise FreqgapError(f"{path}: pair list not found (--pairs: CSV, JSON Lines or Parquet "
                            "with columns t1, t2)")
     pairs = []
-    for number, *pair in _rows(path):
+    for number, *pair in term_rows(path):
+        if len(pair) != 2:
+            raise FreqgapError(f"{path}:{number}: expected two terms, t1 and t2")
         for term in pair:
             if isinstance(term, int) and not isinstance(term, bool):
                 term = str(term)
