@@ -59,30 +59,31 @@ def unit_term_limit(max_unit_terms: int, max_order: int) -> int:
     n = max(2, round((6 * budget) ** (1 / 3)) + 2)
     while n > 2 and n * (n - 1) * (n - 2) // 6 > budget:
         n -= 1
-    return n
+    return min(n, max_unit_terms)
 
 
 class UnitTooLarge(Exception):
     """A unit of the chunk holds more distinct terms than the rules allow (the index in the
-    chunk of its document, the number, the limit): the count task names its file and line."""
+    chunk of its document, the number, the rules): the count task names its file and line
+    before `reason`."""
 
-    def __init__(self, doc: int, distinct: int, limit: int, unit: str = DOCUMENT_UNIT,
-                 max_order: int = 2) -> None:
-        super().__init__(doc, distinct, limit)
-        self.doc, self.distinct, self.limit = doc, distinct, limit
-        self.unit, self.max_order = unit, max_order
+    def __init__(self, doc: int, distinct: int, rules: "TermRules") -> None:
+        super().__init__(doc, distinct)
+        self.doc, self.distinct, self.limit = doc, distinct, rules.unit_term_limit
+        self.unit, self.max_order, self.max_unit_terms = rules.unit, rules.max_order, rules.max_unit_terms
 
-    def reason(self, max_unit_terms: int) -> str:
-        """One line saying what was refused and what to do (after the file:line)."""
+    @property
+    def reason(self) -> str:
+        """What was refused and what to do, in one line."""
         where = "the document" if self.unit == DOCUMENT_UNIT else f"a {self.unit} of the record"
-        made = (f"(with triples: at most C(n,3) <= C({max_unit_terms},2) triples, max_unit_terms "
-                f"= {max_unit_terms}; their triples would not fit in memory); give --pairs FILE, "
-                "--max-order 2 or raise --max-unit-terms" if self.max_order >= 3 else
-                f"max_unit_terms = {self.limit} (their pairs would not fit in memory); "
-                "give --pairs FILE or raise --max-unit-terms")
-        return f"{where} holds {self.distinct} distinct terms, more than {made}" \
-            if self.max_order < 3 else \
-            f"{where} holds {self.distinct} distinct terms, more than {self.limit} {made}"
+        if self.max_order >= 3:
+            why = (f"{self.limit}, the bound with triples (C(n,3) <= C(max_unit_terms,2), "
+                   f"max_unit_terms = {self.max_unit_terms}: their triples would not fit in "
+                   "memory); give --pairs FILE, --max-order 2 or raise --max-unit-terms")
+        else:
+            why = (f"max_unit_terms = {self.limit} (their pairs would not fit in memory); "
+                   "give --pairs FILE or raise --max-unit-terms")
+        return f"{where} holds {self.distinct} distinct terms, more than {why}"
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,8 @@ class TermRules:
                                       "rules (a number as written or a lower-case singular "
                                       "vocabulary word); fix the pair list or add the word")
             if pair[0] == pair[1]:
-                raise ConfigError(f"pair {tuple(pair)!r} pairs a term with itself: the document "
-                                  "unit counts pairs of distinct terms")
+                raise ConfigError(f"pair {tuple(pair)!r} pairs a term with itself: a unit count "
+                                  "counts pairs of distinct terms")
             out.add(tuple(sorted(pair)))
         return tuple(sorted(out))
 
