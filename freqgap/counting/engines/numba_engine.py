@@ -9,12 +9,12 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Iterator
 
-from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM
+from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM, UNIT_DOCS
 from freqgap.counting.rules import TermRules
 from freqgap.counting.engines import runcodec_compiled, term_indices_compiled
 from freqgap.counting.engines.compiled import CompiledFinder, merge_sums
 from freqgap.counting.engines.jsonscan import extract_records
-from freqgap.counting.engines.units import document_keys
+from freqgap.counting.engines.units import document_keys, term_documents
 from freqgap.counting.engines.windows import unigram_counts
 from freqgap.counting.engines.words import count_byte
 from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH
@@ -56,6 +56,8 @@ class NumbaEngine:
             return document_keys(occ, gid, rules), occ.tokens_per_doc
         ids, counts = unigram_counts(occ)
         out = {UNIGRAM: (gid[ids], counts)}
+        if rules.doc_freq:
+            out[UNIT_DOCS] = term_documents(occ, gid)
         if rules.max_order >= 2:
             out[PAIR], triples = finder.window_keys(occ, gid)
             if rules.max_order >= 3:

@@ -11,12 +11,12 @@ from typing import Iterator
 import numpy as np
 
 from freqgap.counting.exchange import runcodec
-from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM
+from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM, UNIT_DOCS
 from freqgap.counting.partials import sum_by_key
 from freqgap.counting.rules import TermRules
 from freqgap.counting.engines import term_indices
 from freqgap.counting.engines.tokenize import find_terms
-from freqgap.counting.engines.units import document_keys
+from freqgap.counting.engines.units import document_keys, term_documents
 from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
 
 
@@ -42,6 +42,8 @@ class NumpyEngine:
             return document_keys(occ, gid, rules), occ.tokens_per_doc
         ids, counts = unigram_counts(occ)
         out = {UNIGRAM: (gid[ids], counts)}
+        if rules.doc_freq:
+            out[UNIT_DOCS] = term_documents(occ, gid)
         if rules.max_order >= 2:
             keys, counts = pair_counts(occ, rules.window)
             out[PAIR] = (codec.pair_keys(gid[keys[:, 0]], gid[keys[:, 1]]), counts)

@@ -35,6 +35,18 @@ def _distinct(occ: TermOccurrences) -> tuple[np.ndarray, np.ndarray]:
     return key // v, key % v
 
 
+def _term_documents(rank: np.ndarray, gid: np.ndarray) -> Keys:
+    """(codec ids, documents) of the terms held, from _distinct's ranks."""
+    ids, counts = np.unique(rank, return_counts=True)
+    return gid[ids], counts
+
+
+def term_documents(occ: TermOccurrences, gid: np.ndarray) -> Keys:
+    """The documents holding each term of a chunk (kind d): the unigrams' `documents`, of
+    the document unit and of a window count with doc_freq alike."""
+    return _term_documents(_distinct(occ)[1], gid)
+
+
 def _all_pairs(doc: np.ndarray, code: np.ndarray) -> Keys:
     """Summed keys of every pair of distinct terms within each document (code: the codec id
     of each entry; entries of a document in string order, so the first is the smaller)."""
@@ -103,8 +115,7 @@ def document_keys(occ: TermOccurrences, gid: np.ndarray, rules: TermRules) -> di
     ids, counts = unigram_counts(occ)
     out = {UNIGRAM: (gid[ids], counts)}
     doc, rank = _distinct(occ)
-    ids, counts = np.unique(rank, return_counts=True)
-    out[UNIT_DOCS] = (gid[ids], counts)
+    out[UNIT_DOCS] = _term_documents(rank, gid)
     if rules.max_order < 2:
         return out
     if rules.pairs:

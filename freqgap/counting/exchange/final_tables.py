@@ -125,7 +125,7 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
     for name, (base, _) in LAYOUT.items():
         keys, counts, buckets = _table_rows(summed, base, bucketed)
         documents = None
-        if name == "unigrams" and rules.by_document:
+        if name == "unigrams" and rules.with_documents:
             doc_keys, documents, doc_buckets = _table_rows(summed, UNIT_DOCS, bucketed)
             if not (np.array_equal(doc_keys, keys) and np.array_equal(doc_buckets, buckets)):
                 raise RuntimeError("the documents per term do not match the terms counted")
