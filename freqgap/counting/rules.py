@@ -34,6 +34,12 @@ MAX_DIGITS = 6
 # Largest window W: triples per term grow with W^2 (at W=64 a dense run of terms gives ~2,000
 # triples per position), so a task's memory and time are bounded only with W bounded.
 MAX_WINDOW = 64
+# Named rule sets (SPEC §2; their values are in conf/rule_sets.yaml, read by
+# freqgap.counting.rule_sets): `razeghi`, the default, is conf/terms.yaml as it stands;
+# `pythia-case-study` also matches terms as the Pythia study's counter did
+# (freqgap.counting.engines.pythia_case_study).
+RAZEGHI, PYTHIA_CASE_STUDY = "razeghi", "pythia-case-study"
+RULE_SETS = (RAZEGHI, PYTHIA_CASE_STUDY)
 # Co-occurrence units (SPEC §2): `window` counts position pairs within W tokens (the
 # default); every other unit counts the units (sentences, documents = records, training
 # sequences) that hold all the terms of a pair or triple.
@@ -97,6 +103,8 @@ class TermRules:
     vocab: tuple[str, ...] = ("second", "minute", "hour", "day", "week", "month", "year", "decade")
     text_field: str = "text"
     subset_field: str = "meta.pile_set_name"
+    # The named rule set these values are (RULE_SETS); recorded only when not the default.
+    rule_set: str = RAZEGHI
     unit: str = WINDOW_UNIT
     # A unit with n distinct terms has n(n-1)/2 pairs: above this many (and no pair list)
     # the job refuses instead of running out of memory.
@@ -123,6 +131,13 @@ class TermRules:
                               "SPEC §2 counts integers with less than seven digits")
         if self.unit not in UNITS:
             raise ConfigError(f"unit must be one of {', '.join(UNITS)} (got {self.unit!r})")
+        if self.rule_set not in RULE_SETS:
+            raise ConfigError(f"rule set must be one of {', '.join(RULE_SETS)} (got {self.rule_set!r})")
+        if self.pythia_windows and (self.unit != WINDOW_UNIT or self.max_order != 2
+                                    or self.doc_freq or self.by_subset):
+            raise ConfigError(f"the {PYTHIA_CASE_STUDY} rule set counts the study's windows only "
+                              "(unigrams and pairs, window unit, no per-document or per-subset "
+                              "counts): drop --unit, --max-order and the other counting options")
         if self.max_unit_terms < 2:
             raise ConfigError(f"max_unit_terms must be at least 2 (got {self.max_unit_terms})")
         if self.by_subset and not self.subset_field:
@@ -194,6 +209,12 @@ class TermRules:
         return all_digits(token) and self.term_of(token) == token
 
     @property
+    def pythia_windows(self) -> bool:
+        """Whether terms are matched in the Pythia study's windows, on the text as written
+        (the engines and the count task branch on it)."""
+        return self.rule_set == PYTHIA_CASE_STUDY
+
+    @property
     def by_document(self) -> bool:
         """Whether a pair counts the documents that hold both terms (the document unit)."""
         return self.unit == DOCUMENT_UNIT
@@ -229,6 +250,8 @@ class TermRules:
         data = asdict(self)
         data.pop("_lookup", None)
         data.pop("_strip", None)
+        if self.rule_set == RAZEGHI:
+            del data["rule_set"]
         data["vocab"] = list(self.vocab)
         data["pairs"] = [list(p) for p in self.pairs]
         if not self.pairs:
