@@ -225,6 +225,8 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           ("upstream.instances",)),
     Stage("suite_summary", "a suite's metrics and trends over models",
           "out/suites/<suite>/summary"),
+    Stage("suite_qa_bins", "the QA suite's accuracy per log bin of the relevant-document "
+          "count, and its figure (docs/suites.md)", "out/suites/qa/qa", (), ("upstream.gaps",)),
     Stage("gaps", "performance gaps", "results", ("per_key", "gaps"),
           ("upstream.counts", "upstream.instances", "upstream.predictions",
            "counts_mismatch_ok")),

@@ -14,6 +14,7 @@ from __future__ import annotations
 UNIGRAM, PAIR, TRIPLE = "u", "p", "t"
 COUNT_KINDS = (UNIGRAM, PAIR, TRIPLE)     # by order: a kind's key packs index + 1 terms
 UNIT_DOCS = "d"          # document unit: the documents holding a term (unigrams' `documents`)
+UNIT_COUNT = "n"         # sentence and sequence units: the units counted (key 0; manifest totals.units)
 DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
 SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
 SKIP_EXAMPLES = 20
@@ -27,4 +28,4 @@ LAYOUT = {"unigrams": (UNIGRAM, 1), "pairs": (PAIR, 2), "triples": (TRIPLE, 3)}
 def is_count_kind(kind: str) -> bool:
     """Count rows (u, p, t, d, or u@<bucket> ...) go to run files; the rest are statistics."""
     base = kind.split("@", 1)[0]
-    return base in COUNT_KINDS or base == UNIT_DOCS
+    return base in COUNT_KINDS or base in (UNIT_DOCS, UNIT_COUNT)

@@ -423,10 +423,7 @@ class _CountTask:
             parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
         except UnitTooLarge as exc:
             raise BadInputError(self.paths.get(int(files[exc.doc]), f"file #{files[exc.doc]}"),
-                                f"the document holds {exc.distinct} distinct terms, more than "
-                                f"max_unit_terms = {exc.limit} (their pairs would not fit in memory); "
-                                "give --pairs FILE or raise --max-unit-terms",
-                                int(lines[exc.doc])) from None
+                                exc.reason, int(lines[exc.doc])) from None
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
             self.acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())

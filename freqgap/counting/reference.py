@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from bisect import bisect_left
 from itertools import combinations
 from typing import Iterable
 
 from freqgap.errors import FreqgapError
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import SENTENCE_CLOSERS, SENTENCE_ENDS, SENTENCE_UNIT, TermRules
+
+
+def _ends_sentence(token: str) -> bool:
+    """Whether a token ends a sentence: its last character before any closing quotes and
+    brackets is a sentence end (SPEC §2)."""
+    core = token.rstrip(SENTENCE_CLOSERS)
+    return core != "" and core[-1] in SENTENCE_ENDS
 
 
 class ReferenceCounts:
@@ -25,6 +33,7 @@ class ReferenceCounts:
         self.pairs: Counter[tuple[str, str]] = Counter()
         self.triples: Counter[tuple[str, str, str]] = Counter()
         self.documents = 0
+        self.units = 0          # sentences, under the sentence unit
         self.tokens = 0
 
     def add_text(self, text: str, rules: TermRules) -> None:
@@ -37,8 +46,8 @@ class ReferenceCounts:
             term = rules.term_of(token)
             if term is not None:
                 terms.append((position, term))
-        if rules.by_document:
-            self._add_document([t for _, t in terms], rules)
+        if rules.by_unit:
+            self._add_units(tokens, terms, rules)
             return
         for i, (pi, ti) in enumerate(terms):
             self.unigrams[ti] += 1
@@ -57,20 +66,32 @@ class ReferenceCounts:
                         break
                     self.triples[tuple(sorted((ti, tj, tk)))] += 1
 
-    def _add_document(self, terms: list[str], rules: TermRules) -> None:
-        """The document unit: each pair of distinct terms the document holds counts once."""
-        self.unigrams.update(terms)
-        distinct = sorted(set(terms))
-        self.unit_docs.update(distinct)
-        if rules.max_order < 2:
-            return
-        if not rules.pairs:
-            if len(distinct) > rules.max_unit_terms:
-                raise FreqgapError(f"document {self.documents} holds {len(distinct)} distinct terms")
+    def _add_units(self, tokens: list[str], terms: list[tuple[int, str]], rules: TermRules) -> None:
+        """A unit other than the window: each pair (and, without a pair list, triple) of
+        distinct terms a unit holds counts once. A text is one document or training
+        sequence; under the sentence unit its sentences are the units."""
+        self.unigrams.update(t for _, t in terms)
+        by_unit: dict[int, set[str]] = {}
+        ends = [i for i, token in enumerate(tokens) if _ends_sentence(token)]
+        for position, term in terms:
+            unit = bisect_left(ends, position) if rules.unit == SENTENCE_UNIT else 0
+            by_unit.setdefault(unit, set()).add(term)
+        if rules.unit == SENTENCE_UNIT:
+            self.units += len(ends) + (bool(tokens) and not _ends_sentence(tokens[-1]))
+        for held in by_unit.values():
+            distinct = sorted(held)
+            self.unit_docs.update(distinct)
+            if rules.max_order < 2:
+                continue
+            if rules.pairs:
+                self.pairs.update(p for p in rules.pairs if p[0] in held and p[1] in held)
+                continue
+            if len(distinct) > rules.unit_term_limit:
+                raise FreqgapError(f"document {self.documents}: a {rules.unit} holds "
+                                   f"{len(distinct)} distinct terms")
             self.pairs.update(combinations(distinct, 2))
-        else:
-            held = set(distinct)
-            self.pairs.update(p for p in rules.pairs if p[0] in held and p[1] in held)
+            if rules.max_order >= 3:
+                self.triples.update(combinations(distinct, 3))
 
 
 def count_texts(texts: Iterable[str], rules: TermRules) -> ReferenceCounts:
