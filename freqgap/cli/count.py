@@ -33,15 +33,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"positions i<j co-occur when j-i < W (conf/terms.yaml: {conf.get('window')})")
     p.add_argument("--unit", metavar="UNIT",
                    help="co-occurrence unit: window:W (pairs of positions within W tokens; the "
-                        "default, W from --window or conf/terms.yaml) or document (a pair counts "
-                        "the documents holding both terms; unigrams gain `documents`; no triples)")
+                        "default, W from --window or conf/terms.yaml), sentence, document or "
+                        "sequence (a pair or triple counts the sentences, documents or training "
+                        "sequences holding all its terms; unigrams gain `documents`, or `units` "
+                        "for sentences and sequences; sequence needs a training-order input)")
     p.add_argument("--pairs", metavar="FILE",
-                   help="document unit: count only these pairs (CSV with header t1,t2, JSON "
-                        "Lines objects or Parquet with columns t1, t2)")
+                   help="sentence, document or sequence unit: count only these pairs (CSV with "
+                        "header t1,t2, JSON Lines objects or Parquet with columns t1, t2); no "
+                        "triples then")
     p.add_argument("--max-unit-terms", type=positive_int, metavar="N",
-                   help="document unit without --pairs: refuse a document with more than N "
-                        "distinct terms, naming its file and line (default: 2000; N terms make "
-                        "N(N-1)/2 pairs)")
+                   help="sentence, document or sequence unit without --pairs: refuse a unit with "
+                        "more than N distinct terms, naming its file and line (default: 2000; N "
+                        "terms make N(N-1)/2 pairs; with triples the bound is the largest n "
+                        "with C(n,3) <= C(N,2): 229 for 2000)")
     p.add_argument("--number-rule", choices=["strict", "strip-punct"],
                    help="strict: a number is a token of 1-6 ASCII digits; strip-punct: strip "
                         "leading/trailing ASCII punctuation from every token first "
@@ -188,6 +192,7 @@ def options_from_args(args: argparse.Namespace):
 
 def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:
     """(unit, window) of --unit and --window; options of the other unit are refused."""
+    from freqgap.counting.rules import UNITS, WINDOW_UNIT
     from freqgap.errors import UsageError
 
     unit, window = args.unit, args.window
@@ -199,16 +204,31 @@ def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:
             if window is not None and window != int(size):
                 raise UsageError(f"--unit {unit} and --window {window} disagree; give one")
             window = int(size)
-        elif name not in ("window", "document") or size:
-            raise UsageError(f"--unit {unit}: expected window:W or document")
+        elif name not in UNITS or size:
+            raise UsageError(f"--unit {unit}: expected window:W, sentence, document or sequence")
         unit = name
-    if unit != "document":
+    if unit in (None, WINDOW_UNIT):
         for flag in ("pairs", "max_unit_terms"):
             if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag.replace('_', '-')} applies to --unit document only")
+                raise UsageError(f"--{flag.replace('_', '-')} applies to --unit sentence, "
+                                 "document or sequence only")
     elif args.window is not None:
-        raise UsageError("--window applies to the window unit; --unit document counts documents")
+        raise UsageError(f"--window applies to the window unit; --unit {unit} counts {unit}s")
     return unit, window
+
+
+def _check_unit_input(unit: str, order) -> None:
+    """The sentence and document units count records of JSON Lines or Parquet inputs; the
+    sequence unit counts the training sequences of a training-order input."""
+    from freqgap.errors import UsageError
+
+    if order is not None and unit in ("sentence", "document"):
+        raise UsageError(f"--unit {unit} counts records of JSON Lines or Parquet inputs; counting "
+                         "by training position takes the window or the sequence unit")
+    if order is None and unit == "sequence":
+        raise UsageError("--unit sequence needs a training-order input (--order-of DIR, "
+                         "--training-order or --order-file FILE): a sequence is a training "
+                         "sequence of the indexed dataset")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -232,11 +252,7 @@ def _run(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     order = _order_options(args, options)
-    if order is not None and options.rules.by_document:
-        from freqgap.errors import UsageError
-
-        raise UsageError("--unit document counts records of JSON Lines or Parquet inputs; "
-                         "counting by training position takes the window unit")
+    _check_unit_input(options.rules.unit, order)
     if order is None and not any("://" in i for i in options.inputs):
         from freqgap.counting.inputs import list_inputs
 

@@ -9,6 +9,7 @@ the reference and against a plain per-document set intersection of real text."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
@@ -56,7 +57,8 @@ def test_the_worked_example_of_spec():
 @pytest.mark.parametrize("engine", ENGINES)
 def test_documents_per_term_and_pair_equal_the_reference(engine, rules):
     uni, pairs, triples = conform(engine, ADVERSARIAL, rules)
-    assert not triples and all(a < b for a, b in pairs)
+    assert all(a < b for a, b in pairs) and all(a < b < c for a, b, c in triples)
+    assert bool(triples) == (rules.max_order == 3 and not rules.pairs)   # no triples with a pair list
     assert unit_docs(engine, ADVERSARIAL, rules) == count_texts(ADVERSARIAL, rules).unit_docs
     if rules.pairs:
         assert set(pairs) <= set(rules.pairs)
@@ -119,8 +121,8 @@ def test_the_default_unit_keeps_the_config_and_fingerprint_of_a_window_count():
 
 def test_rules_refuse_a_bad_unit_or_pair_list():
     with pytest.raises(ConfigError, match="unit must be one of"):
-        TermRules(unit="sentence")
-    with pytest.raises(ConfigError, match="needs the document unit"):
+        TermRules(unit="paragraph")
+    with pytest.raises(ConfigError, match="needs a unit other than the window"):
         TermRules(pairs=(("5", "day"),))
     with pytest.raises(ConfigError, match="not a term"):
         TermRules(unit="document", pairs=(("5", "days"),))
@@ -186,7 +188,9 @@ def test_spark_document_unit_equals_a_plain_set_intersection_of_real_text(spark,
     assert {r["term"]: r["documents"] for r in uni} == want_docs
     assert {r["term"]: r["count"] for r in uni} == dict(count_texts(docs, rules).unigrams)
     assert {(r["t1"], r["t2"]): r["count"] for r in pq.read_table(out / "pairs").to_pylist()} == want_pairs
-    assert pq.read_table(out / "triples").num_rows == 0
+    want_triples = Counter(t for s in sets for t in combinations(sorted(s), 3))
+    assert {(r["t1"], r["t2"], r["t3"]): r["count"]
+            for r in pq.read_table(out / "triples").to_pylist()} == want_triples
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["config"]["unit"] == "document"
     listed = sorted(want_pairs)[::7] + [("999999", terms[0])]
@@ -210,9 +214,9 @@ def test_spark_refuses_a_document_with_too_many_terms(spark, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--unit", "sentence"], "expected window:W or document"),
+    (["--unit", "paragraph"], "expected window:W, sentence, document or sequence"),
     (["--unit", "window:4", "--window", "5"], "disagree"),
-    (["--pairs", "p.csv"], "--pairs applies to --unit document only"),
+    (["--pairs", "p.csv"], "--pairs applies to --unit sentence, document or sequence only"),
     (["--unit", "document", "--window", "3"], "--window applies to the window unit"),
 ])
 def test_cli_refuses_options_of_the_other_unit(tmp_path, capsys, argv, message):
@@ -253,8 +257,11 @@ def test_spark_document_counts_do_not_depend_on_partitioning(spark, tmp_path):
         run_count(inputs, str(tmp_path / out), rules=DOCUMENT, spark=spark, **options)
         uni = pq.read_table(tmp_path / out / "unigrams").to_pylist()
         pairs = pq.read_table(tmp_path / out / "pairs").to_pylist()
+        triples = pq.read_table(tmp_path / out / "triples").to_pylist()
         got.append(({r["term"]: (r["count"], r["documents"]) for r in uni},
-                    {(r["t1"], r["t2"]): r["count"] for r in pairs}))
+                    {(r["t1"], r["t2"]): r["count"] for r in pairs},
+                    {(r["t1"], r["t2"], r["t3"]): r["count"] for r in triples}))
     ref = count_texts(texts, DOCUMENT)
-    want = ({t: (n, ref.unit_docs[t]) for t, n in ref.unigrams.items()}, dict(ref.pairs))
+    want = ({t: (n, ref.unit_docs[t]) for t, n in ref.unigrams.items()}, dict(ref.pairs),
+            dict(ref.triples))
     assert got[0] == got[1] == want

@@ -47,8 +47,10 @@ class Engine(Protocol):
     def leased(self, rules: TermRules) -> ContextManager[tuple[Any, dict | None]]:
         """(finder, JSON reader scratch or None) for one count task."""
 
-    def chunk_keys(self, texts: Any, rules: TermRules, codec: Any, finder: Any) -> tuple[dict[str, Keys], np.ndarray]:
-        """{kind: (keys, counts)} of one chunk of texts, and each text's token count."""
+    def chunk_keys(self, texts: Any, rules: TermRules, codec: Any, finder: Any,
+                   units: np.ndarray | None = None) -> tuple[dict[str, Keys], np.ndarray]:
+        """{kind: (keys, counts)} of one chunk of texts, and each text's token count;
+        `units`: the unit (training sequence) of each text, under the sequence unit."""
 
     def extract_records(self, buf: np.ndarray, text_field: str, subset_field: str | None,
                         scratch: dict) -> Any:

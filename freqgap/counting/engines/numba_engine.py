@@ -14,7 +14,7 @@ from freqgap.counting.rules import TermRules
 from freqgap.counting.engines import runcodec_compiled, term_indices_compiled
 from freqgap.counting.engines.compiled import CompiledFinder, merge_sums
 from freqgap.counting.engines.jsonscan import extract_records
-from freqgap.counting.engines.units import document_keys, term_documents
+from freqgap.counting.engines.units import term_documents, unit_keys
 from freqgap.counting.engines.windows import unigram_counts
 from freqgap.counting.engines.words import count_byte
 from freqgap.runtime.task_reuse import FINDERS, READER_SCRATCH
@@ -48,12 +48,12 @@ class NumbaEngine:
         returns before another can start)."""
         return CompiledFinder(rules)
 
-    def chunk_keys(self, texts, rules: TermRules, codec, finder=None):
+    def chunk_keys(self, texts, rules: TermRules, codec, finder=None, units=None):
         finder = finder or self.shared_finder(rules)
         occ = finder.find_terms(texts, names=False)
         gid = occ.term_codes
-        if rules.by_document:
-            return document_keys(occ, gid, rules), occ.tokens_per_doc
+        if rules.by_unit:
+            return unit_keys(occ, gid, rules, texts, units), occ.tokens_per_doc
         ids, counts = unigram_counts(occ)
         out = {UNIGRAM: (gid[ids], counts)}
         if rules.doc_freq:

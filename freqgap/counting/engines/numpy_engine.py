@@ -16,7 +16,7 @@ from freqgap.counting.partials import sum_by_key
 from freqgap.counting.rules import TermRules
 from freqgap.counting.engines import term_indices
 from freqgap.counting.engines.tokenize import find_terms
-from freqgap.counting.engines.units import document_keys, term_documents
+from freqgap.counting.engines.units import term_documents, unit_keys
 from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
 
 
@@ -35,11 +35,11 @@ class NumpyEngine:
     def leased(self, rules: TermRules) -> Iterator[tuple]:
         yield self.finder(rules), None
 
-    def chunk_keys(self, texts, rules: TermRules, codec, finder=None):
+    def chunk_keys(self, texts, rules: TermRules, codec, finder=None, units=None):
         occ = (finder or self.finder(rules))(texts)
         gid = codec.encode(occ.terms)
-        if rules.by_document:
-            return document_keys(occ, gid, rules), occ.tokens_per_doc
+        if rules.by_unit:
+            return unit_keys(occ, gid, rules, texts, units), occ.tokens_per_doc
         ids, counts = unigram_counts(occ)
         out = {UNIGRAM: (gid[ids], counts)}
         if rules.doc_freq:
