@@ -46,6 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "more than N distinct terms, naming its file and line (default: 2000; N "
                         "terms make N(N-1)/2 pairs; with triples the bound is the largest n "
                         "with C(n,3) <= C(N,2): 229 for 2000)")
+    p.add_argument("--hits", metavar="KEYS_FILE",
+                   help="hit lists: for each key of the file (a term, pair or triple: CSV with "
+                        "header t1[,t2[,t3]], JSON Lines, Parquet, or text with one key a line) "
+                        "the documents holding it, by file and line, with its totals: OUT/hits/")
+    p.add_argument("--hits-limit", type=positive_int, metavar="N",
+                   help="with --hits: list at most N documents per key, those of the smallest "
+                        "(file, line) (default: 100)")
     p.add_argument("--number-rule", choices=["strict", "strip-punct"],
                    help="strict: a number is a token of 1-6 ASCII digits; strip-punct: strip "
                         "leading/trailing ASCII punctuation from every token first "
@@ -182,12 +189,25 @@ def options_from_args(args: argparse.Namespace):
         from freqgap.counting.pair_list import read_pairs
 
         rules = dataclasses.replace(rules, pairs=read_pairs(args.pairs, rules))
-    return CountOptions(inputs=args.input, output=args.out, rules=rules,
+    return CountOptions(inputs=args.input, output=args.out, rules=rules, hits=_hit_settings(args, rules),
                         on_bad_record=args.on_bad_record, resume=args.resume,
                         files_per_job=args.files_per_job, spread=args.spread,
                         progress_interval=args.progress_interval,
                         **({} if args.max_skipped_share is None else
                            {"max_skipped_share": args.max_skipped_share}))
+
+
+def _hit_settings(args: argparse.Namespace, rules):
+    """HitSettings of --hits and --hits-limit (the keys read and checked now), or None."""
+    if not args.hits:
+        if args.hits_limit is not None:
+            from freqgap.errors import UsageError
+
+            raise UsageError("--hits-limit applies with --hits KEYS_FILE only")
+        return None
+    from freqgap.counting.hits import DEFAULT_LIMIT, HitSettings, read_keys
+
+    return HitSettings(read_keys(args.hits, rules), args.hits_limit or DEFAULT_LIMIT)
 
 
 def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:
@@ -253,6 +273,11 @@ def _run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     order = _order_options(args, options)
     _check_unit_input(options.rules.unit, order)
+    if order is not None and options.hits:
+        from freqgap.errors import UsageError
+
+        raise UsageError("--hits lists documents of JSON Lines or Parquet inputs by file and "
+                         "line; counting by training position does not take it")
     if order is None and not any("://" in i for i in options.inputs):
         from freqgap.counting.inputs import list_inputs
 

@@ -6,7 +6,8 @@ partial counts from any task, group or rerun sum exactly, and the ids are decode
 strings once, on the final distinct keys.
 
 Numbers of L digits (leading zeros kept) take the ids [B_L, B_L + 10^L), with B_1 = 0 and
-B_{L+1} = B_L + 10^L; vocabulary words follow in sorted order. BITS is derived from the
+B_{L+1} = B_L + 10^L; vocabulary words and listed terms (phrases too, as their strings)
+follow in sorted order. BITS is derived from the
 rules' digit cap (rules.MAX_DIGITS): the number ids of the largest cap need it, and three
 terms of BITS bits must fit in one int64 key, or the module refuses to load.
 """
@@ -38,11 +39,11 @@ class TermCodec:
         for length in range(1, self.max_digits + 1):
             self.bases[length + 1] = self.bases[length] + 10 ** length
         self.word_base = int(self.bases[self.max_digits + 1])
-        self.words = sorted(set(rules.word_forms.values()))
+        self.words = rules.word_terms   # vocabulary words and listed terms, sorted
         self.word_index = {w: self.word_base + i for i, w in enumerate(self.words)}
         if self.word_base + len(self.words) > MASK:
-            raise ConfigError(f"vocabulary too large: {len(self.words)} words (at most "
-                              f"{MASK - self.word_base})")
+            raise ConfigError(f"vocabulary and term list too large: {len(self.words)} words and "
+                              f"listed terms (at most {MASK - self.word_base})")
 
     def encode(self, terms: list[str]) -> np.ndarray:
         """Ids of a list of terms (as found by the tokenizer)."""

@@ -46,6 +46,7 @@ from freqgap.counting.rules import TermRules
 from freqgap.counting.storage import Storage, qualify
 from freqgap.counting.vocab import refuse_plural_forms
 from freqgap.counting.exchange.task_results import WORK_FORMAT, TaskResult, key_ranges
+from freqgap.counting.hits import HITS_TABLE, HitMerge, HitSettings
 from freqgap.manifest import (MANIFEST_NAME, build_manifest, dataset_records, manifest_text,
                               now_iso)
 from freqgap.progress import Progress, format_duration
@@ -77,9 +78,11 @@ class CountOptions:
     spread: int | None = None             # None: auto; 0: never; N: N partitions
     progress_interval: float = 10.0
     max_skipped_share: float = MAX_SKIPPED_SHARE     # more skipped records: no result
+    hits: HitSettings | None = None       # hit lists (--hits): counting/hits.py
 
 
-def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: bool = False):
+def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: bool = False,
+                  hits: HitSettings | None = None):
     """items -> partial batches: the count task of the ordinary job. The items are
     InputFiles (their line rows: partials.line_rows) or, with pieces, the pieces of spread
     files (spread.piece_rows)."""
@@ -87,7 +90,8 @@ def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: 
         from freqgap.counting import partials, spread     # in the worker (module docstring)
 
         rows = spread.piece_rows if pieces else partials.line_rows
-        return partials.count_lines(rows(items, rules.text_field, on_bad), rules, on_bad, paths)
+        return partials.count_lines(rows(items, rules.text_field, on_bad), rules, on_bad, paths,
+                                    hits=hits)
     return count
 
 
@@ -119,6 +123,15 @@ def _reducer(runs: list, ranges: list, rules: TermRules, final: str, bucketed: b
             lo, hi = ranges[part]
             yield reduce_range(runs, lo, hi, part, rules, final, bucketed)
     return reduce
+
+
+def _hits_writer(rows: list[tuple]):
+    """map function: a directory -> the rows of the hits table written there."""
+    def write(directory: str) -> int:
+        from freqgap.counting.hit_scan import write_table    # in the worker (module docstring)
+
+        return write_table(rows, directory)
+    return write
 
 
 def balanced_bins(items: list, bins: int) -> list[list]:
@@ -224,7 +237,8 @@ class CountJob:
 
     # ---- planning -------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
-        return {**self.rules.to_config(), "on_bad_record": self.opts.on_bad_record}
+        return {**self.rules.to_config(), "on_bad_record": self.opts.on_bad_record,
+                **({"hits": self.opts.hits.to_config()} if self.opts.hits else {})}
 
     def plan(self) -> tuple[list[InputFile], list[list[InputFile]]]:
         files = list_inputs(self.opts.inputs)
@@ -266,7 +280,8 @@ class CountJob:
             raise CountJobError(
                 f"{self.opts.output} already holds a different result (other inputs or settings; "
                 f"see its {MANIFEST_NAME}). Choose another --out or remove that directory.")
-        names = [n for n in self.storage.list_names(self.out) if n not in DATASETS and n != "_work"]
+        names = [n for n in self.storage.list_names(self.out)
+                 if n not in DATASETS and n not in ("_work", HITS_TABLE)]
         if names:
             raise CountJobError(f"{self.opts.output} exists and is not a freqgap counts directory "
                                 f"(it holds {names[:5]}); choose another --out.")
@@ -290,7 +305,7 @@ class CountJob:
             print(f"note: discarding an unfinished run in {self.opts.output} "
                   "(use --resume to continue it instead)", flush=True)
         self.storage.delete(self.work)
-        for name in DATASETS:
+        for name in (*DATASETS, HITS_TABLE):
             self.storage.delete(f"{self.out}/{name}")
         self.storage.mkdirs(f"{self.work}/groups")
         self.storage.write_text_atomic(plan_path, json.dumps(
@@ -313,7 +328,7 @@ class CountJob:
 
     def _task_counter(self, paths: dict[int, str]):
         """items of a group -> partial batches, for one task (picklable: no `self`)."""
-        return _file_counter(self.rules, self.opts.on_bad_record, paths)
+        return _file_counter(self.rules, self.opts.on_bad_record, paths, hits=self.opts.hits)
 
     def _count_tasks(self, group: list, paths: dict[int, str], base: str):
         """The RDD of a group's count tasks; each yields one TaskResult as a dict."""
@@ -329,7 +344,7 @@ class CountJob:
             _splitter(f"{base}/split", text_field, on_bad)).collect()
         bins = balanced_bins(pieces, spread)
         return sc.parallelize(bins, len(bins)).mapPartitions(
-            _spilling(_file_counter(self.rules, on_bad, paths, pieces=True), base))
+            _spilling(_file_counter(self.rules, on_bad, paths, pieces=True, hits=self.opts.hits), base))
 
     # ---- reducing and committing ----------------------------------------------------
     bucketed = False     # True: kinds are u@<step bucket> etc. and the tables get step_bucket
@@ -354,9 +369,21 @@ class CountJob:
             _reducer(runs, ranges, self.rules, final, self.bucketed)).collect()
 
     def _commit_tables(self) -> None:
-        for name in DATASETS:
+        for name in DATASETS + ((HITS_TABLE,) if self.opts.hits else ()):
             self.storage.delete(f"{self.out}/{name}")
             self.storage.rename(f"{self.work}/final/{name}", f"{self.out}/{name}")
+
+    def _write_hits(self, merged: HitMerge | None, paths: dict[int, str]) -> dict[str, Any]:
+        """The hits table written under _work/final by one executor task (the driver imports
+        no pyarrow): {"hits": its rows}, or nothing without --hits."""
+        if merged is None:
+            return {}
+        merged.check()
+        rows, final = merged.rows(paths), f"{self.work}/final/{HITS_TABLE}"
+        sc = self.spark.sparkContext
+        written = sc.parallelize([final], 1).map(_hits_writer(rows)).collect()[0]
+        return {HITS_TABLE: written}
+
 
     def _statistics(self, results: list[TaskResult], reduced: list[dict[str, Any]],
                     files: list[InputFile]) -> dict[str, Any]:
@@ -430,6 +457,7 @@ class CountJob:
                 if n.endswith(".json") and not n.startswith(".")}
         results: list[TaskResult] = []
         redone = 0
+        self.hit_merge = HitMerge(self.opts.hits) if self.opts.hits else None
         for number, group in enumerate(groups):
             name = f"g{number:05d}"
             marker = f"{self.work}/groups/{name}.json"
@@ -445,7 +473,10 @@ class CountJob:
                 self.storage.delete(f"{base}/split")       # pieces of spread files, if any
                 self.storage.write_text_atomic(marker, json.dumps(collected))
                 redone += 1
-            results.extend(TaskResult.from_json(c) for c in collected)
+            group_results = [TaskResult.from_json(c) for c in collected]
+            if self.hit_merge is not None:       # hit rows out of the statistics, merged
+                self.hit_merge.absorb(group_results)
+            results.extend(group_results)
             watcher.files_done += len(group)
             watcher.bytes_done += group_bytes
             watcher.group_bytes = 0
@@ -470,6 +501,7 @@ class CountJob:
             stats = self._statistics(results, reduced, files)
             refuse_mostly_skipped(stats["totals"]["documents"], stats["skipped"],
                                   self.opts.max_skipped_share)
+            stats["sizes"].update(self._write_hits(self.hit_merge, {f.index: f.path for f in files}))
             self._commit_tables()
         return self._commit_manifest(files, groups, fp, stats, redone)
 
@@ -507,7 +539,7 @@ class CountJob:
         manifest = build_manifest("count_terms", config, inputs, totals, self.started,
                                   plan_fingerprint=fp, subsets=stats["subsets"], skipped=stats["skipped"],
                                   groups={"count": len(groups), "counted_this_run": redone},
-                                  outputs={n: {"rows": stats["sizes"][n]} for n in DATASETS},
+                                  outputs={n: {"rows": rows} for n, rows in stats["sizes"].items()},
                                   files=self._file_records(),     # readers check them
                                   **self.manifest_extra())
         text = manifest_text(manifest)

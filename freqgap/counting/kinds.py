@@ -6,7 +6,8 @@ reports) and must not import the task code (numpy, pyarrow) to do so.
 Count rows have kind u/p/t, or d (the document unit's documents per term; a step-bucketed
 count `u@<bucket>` ...) and an int64 term key;
 statistics travel in the same narrow table with a tab-joined label as kind (`docs<TAB>3`,
-`skips<TAB>3<TAB>not valid JSON`), so one exact sum gives counts, totals and skip reports.
+`skips<TAB>3<TAB>not valid JSON`, the hit lists' rows), so one exact sum gives counts, totals
+and skip reports.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ UNIT_COUNT = "n"         # sentence and sequence units: the units counted (key 0
 DOCS, TOKENS, LINES, BYTES, SUBSET = "docs", "tokens", "lines", "bytes", "subset"
 SKIPS, SKIP_LINE = "skips", "skipline"     # count per (file, reason); example line numbers
 SKIP_EXAMPLES = 20
+# Hit lists (--hits, freqgap.counting.hits): per key index, `hit<TAB>key<TAB>file` with the
+# line as key and the unit's occurrences; `hitunits<TAB>key` and `hitocc<TAB>key` the totals.
+HIT, HIT_UNITS, HIT_OCCURRENCES = "hit", "hitunits", "hitocc"
 SEP = "\t"
 
 DATASETS = ("unigrams", "pairs", "triples")

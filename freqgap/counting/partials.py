@@ -93,9 +93,10 @@ class _Accumulator:
         if len(entry[1]) < SKIP_EXAMPLES:
             entry[1].append(line)
 
-    def stat_rows(self) -> pa.RecordBatch:
-        """The task's statistics as partial rows (a few per file, at most 20 per skip reason)."""
-        kinds, keys, counts = [], [], []
+    def stat_rows(self, extra: tuple[list, list, list] = ([], [], [])) -> pa.RecordBatch:
+        """The task's statistics as partial rows (a few per file, at most 20 per skip reason),
+        then `extra` rows (kinds, keys, counts: the hit lists', freqgap.counting.hit_scan)."""
+        kinds, keys, counts = (list(column) for column in extra)
         for fidx, values in self.per_file.items():
             for name, value in zip((LINES, BYTES, DOCS, TOKENS), values):
                 kinds.append(f"{name}{SEP}{fidx}")
@@ -332,13 +333,15 @@ def _row_parts(number: int, payload: bytes, size: int) -> Iterator[tuple[int, by
 
 
 def count_lines(rows: Iterable[LineRow], rules: TermRules, on_bad: str,
-                paths: dict[int, str], engine: str | None = None) -> Iterator[pa.RecordBatch]:
+                paths: dict[int, str], engine: str | None = None,
+                hits=None) -> Iterator[pa.RecordBatch]:
     """Parse, tokenise and count lines into partial counts (summed later by key). A row's
     payload is one or more whole lines joined by newlines (line_rows), or a Parquet text.
-    The engine's finder and JSON reader arrays are leased for the task (`Engine.leased`)."""
+    The engine's finder and JSON reader arrays are leased for the task (`Engine.leased`).
+    `hits` (freqgap.counting.hits.HitSettings, or None) adds the task's hit lists."""
     chosen = get_engine(engine)
     with chosen.leased(rules) as (finder, scratch):
-        yield from _CountTask(chosen, rules, on_bad, paths, finder, scratch).run(rows)
+        yield from _CountTask(chosen, rules, on_bad, paths, finder, scratch, hits).run(rows)
 
 
 class _CountTask:
@@ -349,9 +352,14 @@ class _CountTask:
     (`_ArrowChunk`, `flush_json`). Parquet texts arrive as strings (`flush_text`)."""
 
     def __init__(self, engine, rules: TermRules, on_bad: str, paths: dict[int, str],
-                 finder, scratch: dict | None) -> None:
+                 finder, scratch: dict | None, hits=None) -> None:
         self.engine, self.rules, self.on_bad, self.paths = engine, rules, on_bad, paths
         self.finder = finder
+        self.hits = None
+        if hits is not None:       # only then: the default count never imports hit_scan
+            from freqgap.counting.hit_scan import TaskHits
+
+            self.hits = TaskHits(hits, rules)
         self.acc = _Accumulator()
         self.sums = KeySums(engine.merge)
         self.codec = TermCodec(rules)
@@ -377,7 +385,7 @@ class _CountTask:
         yield from (self.flush_blocks() if self.blocks else self.flush_json())
         yield from self.flush_text()
         yield from self.sums.drain()
-        yield acc.stat_rows()
+        yield acc.stat_rows(self.hits.rows() if self.hits else ([], [], []))
 
     def add_text(self, fidx: int, number: int, payload: bytes, stats: list[int]) -> Iterator[pa.RecordBatch]:
         """A Parquet text column's value: already a string."""
@@ -418,7 +426,11 @@ class _CountTask:
 
     def count(self, texts, files, lines) -> Iterator[pa.RecordBatch]:
         """A chunk's texts counted, their tokens added to their files' statistics; a text
-        the document unit refuses is named by its file and line (`lines`)."""
+        the document unit refuses is named by its file and line (`lines`). With hit lists
+        the chunk's terms are found once more, names and all, for them (before the count:
+        a finder may reuse its arrays)."""
+        if self.hits is not None:
+            self.hits.add(self.finder(texts), files, lines)
         try:
             parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
         except UnitTooLarge as exc:

@@ -1,7 +1,8 @@
 """An independent, deliberately plain counter of SPEC §2: the tests' oracle and the
 benchmark's baseline ("the study's way": json, str.split, Counter, a window loop).
 
-It shares nothing with the vectorised path except `TermRules.term_of`, the one-token rule.
+It shares nothing with the vectorised path except `TermRules.term_of`, the one-token rule,
+and `TermRules.normalize` and `phrases`, the listed terms' (SPEC §2).
 """
 
 from __future__ import annotations
@@ -23,6 +24,28 @@ def _ends_sentence(token: str) -> bool:
     return core != "" and core[-1] in SENTENCE_ENDS
 
 
+def token_terms(tokens: list[str], rules: TermRules) -> list[tuple[int, str]]:
+    """(position, term) of a document's terms: left to right, the longest listed phrase
+    starting at a position wins (its tokens normalized, `TermRules.normalize`), else the
+    token's own term (`TermRules.term_of`); a phrase's tokens are no terms of their own."""
+    phrases, longest = rules.phrases, rules.max_phrase_tokens
+    norm = [rules.normalize(t) for t in tokens] if phrases else []
+    terms, position = [], 0
+    while position < len(tokens):
+        for length in range(min(longest, len(tokens) - position), 1, -1):
+            phrase = phrases.get(tuple(norm[position:position + length]))
+            if phrase is not None:
+                terms.append((position, phrase))
+                position += length
+                break
+        else:
+            term = rules.term_of(tokens[position])
+            if term is not None:
+                terms.append((position, term))
+            position += 1
+    return terms
+
+
 class ReferenceCounts:
     """Unigram, pair and triple Counters keyed by sorted term tuples; with the document
     unit also `unit_docs`, the documents that hold each term."""
@@ -41,11 +64,7 @@ class ReferenceCounts:
         self.documents += 1
         tokens = text.split()
         self.tokens += len(tokens)
-        terms = []
-        for position, token in enumerate(tokens):
-            term = rules.term_of(token)
-            if term is not None:
-                terms.append((position, term))
+        terms = token_terms(tokens, rules)
         if rules.by_unit:
             self._add_units(tokens, terms, rules)
             return

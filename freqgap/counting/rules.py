@@ -48,6 +48,10 @@ UNITS = (WINDOW_UNIT, SENTENCE_UNIT, DOCUMENT_UNIT, SEQUENCE_UNIT)
 # A sentence ends after a token whose last character, once these closing quotes and brackets
 # are set aside from its end, is one of SENTENCE_ENDS (SPEC §2; engines/sentences.py).
 SENTENCE_ENDS, SENTENCE_CLOSERS = ".!?", "\"')]"
+# A listed term (--terms, SPEC §2) is one or more whitespace tokens, each normalized as a
+# text token is (`TermRules.normalize`); the term's name is its normalized tokens joined by
+# this separator ("New  York" -> "new york").
+TERM_TOKEN_SEPARATOR = " "
 
 
 def all_digits(text: str) -> bool:
@@ -81,7 +85,8 @@ class UnitTooLarge(Exception):
     @property
     def reason(self) -> str:
         """What was refused and what to do, in one line."""
-        where = "the document" if self.unit == DOCUMENT_UNIT else f"a {self.unit} of the record"
+        where = {DOCUMENT_UNIT: "the document", SEQUENCE_UNIT: "the sequence"}.get(
+            self.unit, f"a {self.unit} of the record")
         if self.max_order >= 3:
             why = (f"{self.limit}, the bound with triples (C(n,3) <= C(max_unit_terms,2), "
                    f"max_unit_terms = {self.max_unit_terms}: their triples would not fit in "
@@ -115,8 +120,16 @@ class TermRules:
     # table is keyed by each record's subset (subset_field) as well. Recorded only when on.
     doc_freq: bool = False
     by_subset: bool = False
+    # Listed terms (--terms FILE): single words and multi-word phrases, normalized
+    # (`listed_term`), sorted; matched leftmost-longest beside numbers and vocabulary words.
+    terms: tuple[str, ...] = ()
+    # (term, id, category) of listed terms that carried them in the file: recorded, not counted.
+    term_meta: tuple[tuple[str, str | None, str | None], ...] = ()
+    # Only the listed terms count (--only-listed): no numbers, no vocabulary words.
+    listed_only: bool = False
     _lookup: dict[str, str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
     _strip: str = field(default="", init=False, repr=False, compare=False)
+    _phrases: dict[tuple[str, ...], str] = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if not 2 <= self.window <= MAX_WINDOW:
@@ -151,8 +164,14 @@ class TermRules:
                                   "term already (SPEC §2); remove it from the vocabulary")
             words.append(w.lower())
         object.__setattr__(self, "vocab", tuple(sorted(set(words))))
-        object.__setattr__(self, "_lookup", self._build_lookup())
         object.__setattr__(self, "_strip", STRIP_PUNCTUATION if self.number_rule == "strip-punct" else "")
+        if self.terms and self.pythia_windows:
+            raise ConfigError(f"the {PYTHIA_CASE_STUDY} rule set counts the study's terms only: "
+                              "drop the term list (--terms)")
+        object.__setattr__(self, "terms", tuple(sorted({self.listed_term(t) for t in self.terms})))
+        object.__setattr__(self, "_lookup", self._build_lookup())
+        object.__setattr__(self, "_phrases", {tuple(t.split(TERM_TOKEN_SEPARATOR)): t for t in self.terms
+                                              if TERM_TOKEN_SEPARATOR in t})
         object.__setattr__(self, "pairs", self._checked_pairs())
 
     def _checked_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -165,10 +184,11 @@ class TermRules:
             if len(pair) != 2:
                 raise ConfigError(f"pair {pair!r} must have two terms")
             for term in pair:
-                if not isinstance(term, str) or self.term_of(term) != term:
+                if not self.is_term(term):
                     raise ConfigError(f"{term!r} of pair {tuple(pair)!r} is not a term under the "
-                                      "rules (a number as written or a lower-case singular "
-                                      "vocabulary word); fix the pair list or add the word")
+                                      "rules (a number as written, a lower-case singular "
+                                      "vocabulary word or a listed term as normalized); fix the "
+                                      "pair list or add the word")
             if pair[0] == pair[1]:
                 raise ConfigError(f"pair {tuple(pair)!r} pairs a term with itself: a unit count "
                                   "counts pairs of distinct terms")
@@ -176,13 +196,63 @@ class TermRules:
         return tuple(sorted(out))
 
     def _build_lookup(self) -> dict[str, str]:
-        """lower-case surface form -> term; an exact vocabulary word wins over a plural."""
+        """lower-case surface form -> term; an exact vocabulary word wins over a plural. A
+        listed single word is a form of itself only (no plural folding)."""
         lookup: dict[str, str] = {}
-        for w in self.vocab:
+        vocab = () if self.listed_only else self.vocab
+        for w in vocab:
             lookup.setdefault(w + "s", w)
-        for w in self.vocab:
+        for w in vocab:
             lookup[w] = w
+        for t in self.terms:
+            if TERM_TOKEN_SEPARATOR not in t:
+                lookup[t] = t
         return lookup
+
+    def normalize(self, token: str) -> str:
+        """A token as listed terms are matched: strip-punct's stripping (when on), then
+        Python's str.lower() (SPEC §2, term lists)."""
+        return token.strip(self._strip).lower() if self._strip else token.lower()
+
+    def listed_term(self, text: str) -> str:
+        """The term a line of a term list stands for: its whitespace tokens normalized and
+        joined by one space. ConfigError (naming the text) where no text could match it."""
+        if not isinstance(text, str) or not text.split():
+            raise ConfigError(f"listed term {text!r} is empty: a term is one or more words")
+        tokens = [self.normalize(t) for t in text.split()]
+        if not all(tokens):
+            raise ConfigError(f"listed term {text!r} has a token of punctuation only, which the "
+                              "strip-punct rule strips from every text token: remove that token")
+        if len(tokens) == 1 and all_digits(tokens[0]):
+            raise ConfigError(f"listed term {text!r} is made only of ASCII digits: it is a number "
+                              "term already (SPEC §2); remove it from the term list")
+        word = tokens[0]
+        if (len(tokens) == 1 and not self.listed_only and word.endswith("s") and word not in self.vocab
+                and word[:-1] in self.vocab):
+            raise ConfigError(f"listed term {text!r} is the plural of vocabulary word {word[:-1]!r}, "
+                              "which counts it already (SPEC §2); remove it from the term list")
+        return TERM_TOKEN_SEPARATOR.join(tokens)
+
+    @property
+    def phrases(self) -> dict[tuple[str, ...], str]:
+        """Listed terms of two or more tokens: normalized tokens -> term."""
+        return self._phrases
+
+    @property
+    def max_phrase_tokens(self) -> int:
+        """The most tokens of a listed phrase (0 without phrases)."""
+        return max(map(len, self._phrases), default=0)
+
+    @property
+    def word_terms(self) -> list[str]:
+        """Every term that is not a number (vocabulary words, listed terms), sorted: the
+        codec gives them ids in this order."""
+        return sorted(set(self._lookup.values()) | set(self.terms))
+
+    @property
+    def number_digits(self) -> int:
+        """The longest number term (0 with listed_only: numbers are no terms then)."""
+        return 0 if self.listed_only else self.max_digits
 
     @property
     def word_forms(self) -> dict[str, str]:
@@ -200,9 +270,14 @@ class TermRules:
             token = token.strip(self._strip)
             if not token:
                 return None
-        if 1 <= len(token) <= self.max_digits and token.isascii() and token.isdigit():
+        if 1 <= len(token) <= self.number_digits and token.isascii() and token.isdigit():
             return token
         return self._lookup.get(token.lower())
+
+    def is_term(self, term: object) -> bool:
+        """Whether `term` is a term's name under these rules (as the tables write it)."""
+        return isinstance(term, str) and (self.term_of(term) == term
+                                          or self._phrases.get(tuple(term.split(TERM_TOKEN_SEPARATOR))) == term)
 
     def is_number(self, token: str) -> bool:
         """Whether `token` is a number term as it stands (term_of's number rule)."""
@@ -221,8 +296,9 @@ class TermRules:
 
     @property
     def with_documents(self) -> bool:
-        """Whether the unigrams carry the documents holding each term (`documents`)."""
-        return self.by_document or self.doc_freq
+        """Whether the unigrams carry the units holding each term (`documents`: the
+        documents, or under the sentence and sequence units the sentences or sequences)."""
+        return self.by_unit or self.doc_freq
 
     @property
     def by_unit(self) -> bool:
@@ -258,9 +334,14 @@ class TermRules:
             del data["pairs"]
         if self.unit == WINDOW_UNIT:      # the default unit is not recorded: a window count's
             del data["unit"], data["max_unit_terms"]   # manifest and fingerprint stay as before
-        for opt_in in ("doc_freq", "by_subset"):
+        data.pop("_phrases", None)
+        for opt_in in ("doc_freq", "by_subset", "terms", "term_meta", "listed_only"):
             if not data[opt_in]:
                 del data[opt_in]
+        if self.terms:
+            data["terms"] = list(self.terms)
+        if self.term_meta:
+            data["term_meta"] = [list(m) for m in self.term_meta]
         return data
 
     @classmethod
@@ -274,6 +355,10 @@ class TermRules:
             data["vocab"] = tuple(data["vocab"])
         if "pairs" in data:
             data["pairs"] = tuple(tuple(p) for p in data["pairs"])
+        if "terms" in data:
+            data["terms"] = tuple(data["terms"])
+        if "term_meta" in data:
+            data["term_meta"] = tuple(tuple(m) for m in data["term_meta"])
         return cls(**data)
 
     @classmethod

@@ -27,6 +27,11 @@ from freqgap.counting.rules import TermRules
 from tests.counting.test_property import DOC, FREE_TEXT, RULES
 
 EXTRA_WORDS = TermRules().vocab + ("1st", "2nd", "4x4", "a\u00f1o", "kiwi", "o'clock", "'em")
+# Listed terms (SPEC §2, term lists): overlapping phrases, a phrase holding a number, one
+# whose first token is a vocabulary word, non-ASCII ones, a single listed word.
+PHRASES = ("New York", "new york city", "York", "Apollo 11", "Quellton", "hour glass", "kiwi pie",
+           "Z\u00fcrich HBF", "kelvin rd", "'em all", "5 o'clock shadow", "b c", "c d hours", "year 2000",
+           "a\u00f1o nuevo", "x y z w")
 RULE_SETS = {
     "default": TermRules(),
     "digit-cap-5": TermRules(max_digits=5),
@@ -36,6 +41,9 @@ RULE_SETS = {
     "document-unit": TermRules(unit="document", vocab=EXTRA_WORDS),
     "document-unit-listed-pairs": TermRules(unit="document", number_rule="strip-punct",
                                             pairs=(("9", "10"), ("hour", "5"), ("day", "9"))),
+    "listed-phrases": TermRules(vocab=EXTRA_WORDS, terms=PHRASES),
+    "listed-phrases-strip-window-3": TermRules(window=3, number_rule="strip-punct", terms=PHRASES),
+    "listed-only-document-unit": TermRules(unit="document", listed_only=True, terms=PHRASES),
 }
 ADVERSARIAL = [
     "9 10 9 9", "5 a b c hours", "5 a b c d hours", "a b 7", "8 c d",
@@ -48,6 +56,16 @@ ADVERSARIAL = [
     "the 1st and 2nds of 4X4s 1st hour 12 2nd", "(1st) 2nd.", "A\u00d1Os a\u00f1o \u212aiwi KIWIS O'Clock. 'EMs",
     "wee\u212a hour\u212a \u0130year", "", " ", "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15",
     " ".join(str(i % 97) for i in range(400)), "12345 123456 12345.",
+]
+
+
+ADVERSARIAL += [    # listed phrases: longest first, no overlaps, at document ends, across whitespace
+    "new york city hall", "New York, New York", "new york new york city york", "NEW\u00a0YORK\u2028CITY",
+    "Quellton. quellton QUELLTON (Quellton)", "apollo 11 apollo 11. (apollo 11) Apollo 011", "hour glass hours glass hour",
+    "kiwi pie kiwis pie Kiwi\u00a0Pie", "Z\u00fcrich hbf Z\u00dcRICH HBF z\u00fcrich", "\u212aelvin rd kelvin RD.",
+    "new", "york", "new york", "city new york", "5 o'clock shadow 5 O'Clock Shadow. 5 o'clock",
+    "b c b c d hours", "a b c d e f", "year 2000 year 2000s YEAR 2000.", "A\u00d1O NUEVO a\u00f1o nuevos",
+    "x y z w x y z x y z w w", "new york 5 a b c d 9 new york",
 ]
 
 

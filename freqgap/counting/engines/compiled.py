@@ -24,7 +24,8 @@ from numba import njit
 
 from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.engines.jsonscan import PAD, Utf8Batch
-from freqgap.counting.engines.words import FNV_OFFSET, count_bits, fnv1a_step, load_u16, space_mask32, trailing_zeros
+from freqgap.counting.engines.phrases_compiled import CompiledPhrases
+from freqgap.counting.engines.words import count_bits, hash_lower as _hash_lower, load_u16, lower as _lower, space_mask32, trailing_zeros
 from freqgap.counting.rule_tables import (DIGIT_BYTES, DIGIT_FIRST, DIGIT_LAST, LOWER_TO_ASCII_CODEPOINTS,
                                           PUNCT_BYTES, WHITESPACE_BYTES, WHITESPACE_CODEPOINTS)
 from freqgap.counting.rules import MAX_DIGITS, TermRules
@@ -48,20 +49,6 @@ def _char_at(data, i):
         return ((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (data[i + 2] & 0x3F), 3
     return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
             | ((np.int64(data[i + 2]) & 0x3F) << 6) | (data[i + 3] & 0x3F)), 4
-
-
-@njit(cache=True)
-def _lower(b):
-    return b + 32 if 65 <= b <= 90 else b
-
-
-@njit(cache=True)
-def _hash_lower(data, s, e):
-    """FNV-1a of data[s:e] lower-cased (ASCII): the vocabulary table's key."""
-    h = FNV_OFFSET
-    for i in range(s, e):
-        h = fnv1a_step(h, _lower(data[i]))
-    return h
 
 
 @njit(cache=True)
@@ -483,8 +470,8 @@ class CompiledFinder:
         self.prefix_class = self._prefix_classes(encoded, bool(rules.strip_chars))
         strip = bool(rules.strip_chars)       # stripping shortens: no length filter
         self._scan_rules = ScanRules(
-            self.prefix_class, *((1 << 62, 0, 1 << 62) if strip else (rules.max_digits, self.min_len, self.max_len)),
-            _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip, rules.max_digits, self.bases,
+            self.prefix_class, *((1 << 62, 0, 1 << 62) if strip else (rules.number_digits, self.min_len, self.max_len)),
+            _LOWER_ASCII_CP, self.any_high_forms, _PUNCT, strip, rules.number_digits, self.bases,
             self.form_bytes, self.form_off, self.form_code, self.htab, self.htab.shape[0] - 1,
             self.min_len, self.max_len, self.initials, self.max_rare)
         self._found = np.empty((3, 0), np.int64)       # (doc, pos, code) of a chunk's terms
@@ -496,6 +483,8 @@ class CompiledFinder:
         # `_string_order` of each code met so far (`_known`); untouched pages cost nothing
         self._known = np.zeros(self._present.shape[0], np.bool_)
         self._order = np.empty(self._present.shape[0], np.int64)
+        # listed phrases: a pass after the scan (phrases_compiled.py)
+        self._phrases = CompiledPhrases(rules, self.codec) if rules.phrases else None
 
     @staticmethod
     def _prefix_classes(forms: list[bytes], strip: bool) -> np.ndarray:
@@ -554,6 +543,8 @@ class CompiledFinder:
                 code = np.concatenate((code, self.codec.encode([h[2] for h in hits])))
                 order = np.lexsort((pos, doc))
                 doc, pos, code = doc[order], pos[order], code[order]
+        if self._phrases is not None:
+            doc, pos, code = self._phrases.apply(data, n_bytes, first_tok, doc, pos, code)
         return doc, pos, code, tokens
 
     def window_keys(self, occ: TermOccurrences, gid: np.ndarray):

@@ -17,6 +17,8 @@ import pyarrow as pa
 from freqgap.counting.rule_tables import (DIGIT_BYTES, LOWER_BYTES, PUNCT_BYTES, WHITESPACE_BYTES,
                                           WHITESPACE_UTF8, byte_table)
 from freqgap.counting.rules import TermRules
+from freqgap.counting.engines.phrases import (component_ids, covered_tokens, leftmost_longest,
+                                              phrase_matches, phrase_table)
 
 _WS = WHITESPACE_BYTES
 _DIGIT = DIGIT_BYTES
@@ -139,7 +141,7 @@ def _candidate_groups(first: np.ndarray, s: np.ndarray, e: np.ndarray, rules: Te
     length = e[cand] - s[cand]
     short = np.minimum(length, 63).astype(np.uint8)
     code = np.zeros(cand.shape[0], dtype=np.uint8)
-    num = (ccls == 1) & (length <= rules.max_digits) & (length > 0)
+    num = (ccls == 1) & (length <= rules.number_digits) & (length > 0)
     code[num] = short[num]
     if form_lengths:
         word = (ccls == 2) & (length >= form_lengths[0]) & (length <= form_lengths[-1])
@@ -156,6 +158,29 @@ def _high_tokens(high: np.ndarray, tok_start: np.ndarray) -> np.ndarray:
     if not high.size:
         return high
     return np.unique(np.searchsorted(tok_start, high, side="right") - 1)
+
+
+def _with_phrases(data, s, e, high_tokens, first_tok, rules, found_tok, found_val, local_terms):
+    """The single-token terms found, with the listed phrases taken leftmost-longest in
+    their place (engines/phrases.py): a token inside a taken phrase loses its own term."""
+    table = phrase_table(rules)
+    n = s.shape[0]
+    last_in_doc = np.zeros(n, np.bool_)
+    ends = first_tok[1:] - 1
+    last_in_doc[ends[ends >= 0]] = True
+    starts, lengths, names = phrase_matches(component_ids(data, s, e, high_tokens, table),
+                                            last_in_doc, table)
+    taken = leftmost_longest(starts, lengths)
+    starts, lengths = starts[taken], lengths[taken]
+    names = [name for name, keep in zip(names, taken.tolist()) if keep]
+    covered = covered_tokens(n, starts, lengths)
+    kept = [~covered[t] for t in found_tok]
+    found_tok = [t[k] for t, k in zip(found_tok, kept)]
+    found_val = [v[k] for v, k in zip(found_val, kept)]
+    found_tok.append(starts)
+    found_val.append(np.arange(len(names), dtype=np.int64) + len(local_terms))
+    local_terms.extend(names)
+    return found_tok, found_val
 
 
 def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences:
@@ -188,7 +213,7 @@ def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences
         local_terms.extend(names)
 
     # Numbers: 1..max_digits bytes, all ASCII digits (checked on the gathered bytes).
-    for width in range(1, rules.max_digits + 1):
+    for width in range(1, rules.number_digits + 1):
         idx = group(width)
         if not idx.size:
             continue
@@ -224,6 +249,9 @@ def find_terms(texts: list[str] | pa.Array, rules: TermRules) -> TermOccurrences
         if hits:
             add(np.array(hits, dtype=np.int64), np.arange(len(names)), names)
 
+    if rules.phrases:
+        found_tok, found_val = _with_phrases(data, s, e, high_tokens, first_tok, rules, found_tok,
+                                             found_val, local_terms)
     terms = sorted(set(local_terms))
     if not found_tok:
         empty = np.zeros(0, dtype=np.int64)

@@ -24,7 +24,7 @@ from freqgap.runtime.numba_cache import load_cached_code_lazily
 load_cached_code_lazily()
 
 __all__ = ["FNV_OFFSET", "HIGH", "LOW7", "ONES", "count_bits", "count_byte", "copy32", "count_high_bits",
-           "equal_bytes", "fnv1a_step", "json_special_mask32", "load_u16", "load_u64", "space_mask32",
+           "equal_bytes", "fnv1a_step", "hash_lower", "lower", "json_special_mask32", "load_u16", "load_u64", "space_mask32",
            "store_u64", "trailing_zeros"]
 
 # SWAR constants: the high bit, the low 7 bits and 1 in every byte.
@@ -42,6 +42,22 @@ _FNV_PRIME = np.uint64(1099511628211)
 def fnv1a_step(h, byte):
     """The hash h with one more byte hashed in."""
     return (h ^ np.uint64(byte)) * _FNV_PRIME
+
+
+@njit(cache=True)
+def lower(b):
+    """An ASCII upper-case letter's byte lower-cased, any other byte as it is."""
+    return b + 32 if 65 <= b <= 90 else b
+
+
+@njit(cache=True)
+def hash_lower(data, s, e):
+    """FNV-1a of data[s:e] lower-cased (ASCII): the key of the vocabulary's and the phrase
+    components' tables (compiled.py, phrases_compiled.py)."""
+    h = FNV_OFFSET
+    for i in range(s, e):
+        h = fnv1a_step(h, lower(data[i]))
+    return h
 
 
 def _pointer(context, builder, signature, args, pointee, at=0):

@@ -1,0 +1,235 @@
+"""Listed phrases in the numba engine: the component ids of a batch's tokens and the
+leftmost-longest phrase pass, each one compiled pass (the rules and tables: phrases.py).
+
+Why compiled: a list of 100,000 phrases built from a text's own word n-grams makes most
+tokens components, so the numpy pass's per-length gathers and sorted searches would cost
+more than the whole single-token scan. Here each token is hashed once into an
+open-addressing table of the components, and each run of components is extended token by
+token while its id sequence is a prefix of a listed phrase, one table probe per step.
+Only runs when the rules list phrases: the default scan is untouched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from freqgap.counting.engines.phrases import PhraseTable, phrase_table
+from freqgap.counting.engines.words import hash_lower as _hash_lower, lower as _lower
+from freqgap.counting.rule_tables import PUNCT_BYTES
+from freqgap.counting.rules import TermRules
+
+_PUNCT = PUNCT_BYTES
+_PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
+
+
+@njit(cache=True, inline="always")
+def _slot(h, length, mask):
+    """The first slot of (sequence hash, length) in the sequence table."""
+    x = h ^ (np.uint64(length) * np.uint64(0x9E3779B97F4A7C15))
+    x ^= x >> np.uint64(31)
+    return np.int64(x & np.uint64(mask))
+
+
+@njit(cache=True)
+def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, max_len, cid, rare):
+    """cid[t] = the component id of token t of the spaced buffer (only 0x20 separates; PAD
+    spaces follow), -1 if none; tokens holding non-ASCII bytes are listed in `rare` as
+    (token, start, end) for Python's str.lower(). Returns how many are listed."""
+    hmask = htab.shape[0] - 1
+    n_rare = 0
+    tok = 0
+    i = 0
+    while i < n_bytes:
+        if data[i] == 32:
+            i += 1
+            continue
+        ts = i
+        high = 0
+        while data[i] != 32:
+            high |= data[i]
+            i += 1
+        te = i
+        cid[tok] = -1
+        if strip:
+            while ts < te and _PUNCT[data[ts]]:
+                ts += 1
+            while te > ts and _PUNCT[data[te - 1]]:
+                te -= 1
+        length = te - ts
+        if high >= 128:
+            if length > 0:
+                rare[n_rare, 0] = tok
+                rare[n_rare, 1] = ts
+                rare[n_rare, 2] = te
+                n_rare += 1
+        elif min_len <= length <= max_len:
+            slot = np.int64(_hash_lower(data, ts, te) & np.uint64(hmask))
+            while htab[slot] >= 0:
+                f = htab[slot]
+                fs = comp_off[f]
+                if comp_off[f + 1] - fs == length:
+                    same = True
+                    for k in range(length):
+                        if _lower(data[ts + k]) != comp_bytes[fs + k]:
+                            same = False
+                            break
+                    if same:
+                        cid[tok] = f
+                        break
+                slot = (slot + 1) & hmask
+        tok += 1
+    return n_rare
+
+
+@njit(cache=True)
+def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, t_hash, t_len, t_kind,
+                 t_phrase, p_off, p_ids, p_code, o_doc, o_pos, o_code):
+    """The terms of the batch in order: at each position not inside a taken phrase, the
+    longest listed phrase starting there, else its single-token term (s_*: the single-token
+    finder's (doc, pos, code), in order). Writes o_*; returns how many."""
+    n_tok = cid.shape[0]
+    n_docs = first_tok.shape[0] - 1
+    mask = t_hash.shape[0] - 1
+    m = np.uint64(multiplier)
+    n_single = s_doc.shape[0]
+    j = 0
+    n_out = 0
+    d = 0
+    i = 0
+    while i < n_tok:
+        while d < n_docs and first_tok[d + 1] <= i:
+            d += 1
+        best = 0
+        best_code = -1
+        if cid[i] >= 0:
+            h = np.uint64(cid[i] + 1)
+            length = 1
+            k = i + 1
+            doc_end = first_tok[d + 1]
+            while k < doc_end and cid[k] >= 0 and length < longest:
+                h = h * m + np.uint64(cid[k] + 1)
+                length += 1
+                slot = _slot(h, length, mask)
+                kind = 0
+                while t_len[slot] > 0:
+                    if t_len[slot] == length and t_hash[slot] == h:
+                        kind = t_kind[slot]
+                        break
+                    slot = (slot + 1) & mask
+                if kind == 0:
+                    break
+                if kind & 1:
+                    p = t_phrase[slot]
+                    ps = p_off[p]
+                    same = True
+                    for q in range(length):
+                        if p_ids[ps + q] != cid[i + q]:
+                            same = False
+                            break
+                    if same:
+                        best = length
+                        best_code = p_code[p]
+                if not (kind & 2):
+                    break
+                k += 1
+        while j < n_single and first_tok[s_doc[j]] + s_pos[j] < i:
+            j += 1                       # inside a taken phrase
+        if best:
+            o_doc[n_out] = d
+            o_pos[n_out] = i - first_tok[d]
+            o_code[n_out] = best_code
+            n_out += 1
+            i += best
+            continue
+        if j < n_single and first_tok[s_doc[j]] + s_pos[j] == i:
+            o_doc[n_out] = s_doc[j]
+            o_pos[n_out] = s_pos[j]
+            o_code[n_out] = s_code[j]
+            n_out += 1
+            j += 1
+        i += 1
+    return n_out
+
+
+class CompiledPhrases:
+    """The compiled passes' tables of one rule set (built once per process and rules)."""
+
+    def __init__(self, rules: TermRules, codec) -> None:
+        table: PhraseTable = phrase_table(rules)
+        self.table = table
+        self.strip = bool(rules.strip_chars)
+        comps = [(c.encode(), i) for c, i in table.components.items() if c.isascii()]
+        comps.sort(key=lambda x: x[1])
+        # ids of the ASCII components are their rows; non-ASCII ones are matched in Python
+        self.comp_off = np.zeros(len(table.components) + 1, np.int64)
+        lengths = np.zeros(len(table.components), np.int64)
+        for c, i in comps:
+            lengths[i] = len(c)
+        self.comp_off[1:] = np.cumsum(lengths)
+        self.comp_bytes = np.frombuffer(b"".join(c for c, _ in comps) or b"\0", np.uint8).copy()
+        size = 1 << max(4, (2 * len(comps)).bit_length())
+        self.htab = np.full(size, -1, np.int64)
+        for c, i in comps:
+            slot = int(_hash_lower(self.comp_bytes, self.comp_off[i], self.comp_off[i + 1])) & (size - 1)
+            while self.htab[slot] >= 0:
+                slot = (slot + 1) & (size - 1)
+            self.htab[slot] = i
+        ascii_lengths = [len(c) for c, _ in comps]
+        self.min_len, self.max_len = (min(ascii_lengths), max(ascii_lengths)) if comps else (1, 0)
+        self._sequences(table, codec)
+
+    def _sequences(self, table: PhraseTable, codec) -> None:
+        """The table of (hash, length) -> phrase and/or prefix of a longer phrase."""
+        rows = [(length, h, r, name) for length in table.lengths
+                for h, r, name in zip(table.hashes[length].tolist(), table.rows[length], table.names[length])]
+        self.p_off = np.zeros(len(rows) + 1, np.int64)
+        self.p_off[1:] = np.cumsum([length for length, *_ in rows])
+        self.p_ids = (np.concatenate([r for _, _, r, _ in rows]) if rows else np.zeros(1)).astype(np.int64)
+        self.p_code = codec.encode([name for *_, name in rows])
+        entries = {(length, h): [_PHRASE, p] for p, (length, h, _, _) in enumerate(rows)}
+        for length, hashes in table.prefixes.items():
+            for h in hashes.tolist():
+                entries.setdefault((length, h), [0, -1])[0] |= _PREFIX
+        size = 1 << max(4, (2 * len(entries)).bit_length())
+        self.t_hash = np.zeros(size, np.uint64)
+        self.t_len = np.zeros(size, np.int64)
+        self.t_kind = np.zeros(size, np.int64)
+        self.t_phrase = np.full(size, -1, np.int64)
+        keys = list(entries)
+        if keys:
+            slots = _slots(np.array([h for _, h in keys], np.uint64), np.array([n for n, _ in keys], np.int64),
+                           size - 1)
+            for (length, h), slot in zip(keys, slots.tolist()):
+                while self.t_len[slot] > 0:
+                    slot = (slot + 1) & (size - 1)
+                self.t_hash[slot], self.t_len[slot] = h, length
+                self.t_kind[slot], self.t_phrase[slot] = entries[(length, h)]
+
+    def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
+        """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
+        the single-token terms (doc, pos, code: the single-token finder's, in order)."""
+        n_tok = int(first_tok[-1])
+        cid = np.empty(n_tok, np.int64)
+        rare = np.empty((n_tok, 3), np.int64)
+        n_rare = _component_scan(data, n_bytes, self.strip, self.comp_bytes, self.comp_off, self.htab,
+                                 self.min_len, self.max_len, cid, rare)
+        if n_rare:
+            raw = data.tobytes()
+            components = self.table.components
+            for t, s, e in rare[:n_rare].tolist():
+                cid[t] = components.get(raw[s:e].decode("utf-8").lower(), -1)
+        room = doc.shape[0] + n_tok // 2 + 1
+        out = np.empty((3, room), np.int64)
+        n = _phrase_pass(cid, first_tok, doc, pos, code, self.table.multiplier, self.table.longest,
+                         self.t_hash, self.t_len, self.t_kind, self.t_phrase, self.p_off, self.p_ids,
+                         self.p_code, out[0], out[1], out[2])
+        return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
+
+
+@njit(cache=True)
+def _slots(hashes, lengths, mask):
+    out = np.empty(hashes.shape[0], np.int64)
+    for i in range(hashes.shape[0]):
+        out[i] = _slot(hashes[i], lengths[i], mask)
+    return out
