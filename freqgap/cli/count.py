@@ -29,6 +29,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "package)")
     add_out(p, "out/counts", "unigrams/, pairs/, triples/ and _manifest.json (local path or "
                              "Hadoop URI)")
+    p.add_argument("--rules", default="razeghi", metavar="NAME",
+                   help="named rule set of conf/rule_sets.yaml: razeghi (conf/terms.yaml as it "
+                        "stands, the default) or pythia-case-study (the Pythia study's term "
+                        "counts: numbers of at most 5 digits, time units as substrings, unigrams "
+                        "and pairs only inside its windows; docs/counting.md)")
     p.add_argument("--window", type=positive_int, metavar="W",
                    help=f"positions i<j co-occur when j-i < W (conf/terms.yaml: {conf.get('window')})")
     p.add_argument("--unit", metavar="UNIT",
@@ -175,11 +180,12 @@ def _order_options(args: argparse.Namespace, options):
 def options_from_args(args: argparse.Namespace):
     """CountOptions of the parsed flags (the term rules: conf/terms.yaml plus overrides)."""
     from freqgap.counting.job import CountOptions
-    from freqgap.counting.rules import TermRules, read_vocab_file
+    from freqgap.counting.rule_sets import term_rules
+    from freqgap.counting.rules import read_vocab_file
 
     extra_words = read_vocab_file(args.vocab) if args.vocab else []
     unit, window = _unit(args)
-    rules = TermRules.from_conf({"window": window, "number_rule": args.number_rule,
+    rules = term_rules(args.rules, {"window": window, "number_rule": args.number_rule,
                                  "max_order": args.max_order, "text_field": args.text_field,
                                  "unit": unit, "max_unit_terms": args.max_unit_terms},
                                 extra_words=extra_words)

@@ -363,7 +363,7 @@ class _CountTask:
         self.acc = _Accumulator()
         self.sums = KeySums(engine.merge)
         self.codec = TermCodec(rules)
-        self.blocks = engine.reads_json
+        self.blocks = engine.reads_json and not rules.pythia_windows   # its reader rewrites whitespace
         self.chunk = _BlockChunk(scratch) if self.blocks else _ArrowChunk(rules)
 
     def run(self, rows: Iterable[LineRow]) -> Iterator[pa.RecordBatch]:

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM, UNIT_DOCS
 from freqgap.counting.rules import TermRules
-from freqgap.counting.engines import runcodec_compiled, term_indices_compiled
+from freqgap.counting.engines import pythia_case_study, runcodec_compiled, term_indices_compiled
 from freqgap.counting.engines.compiled import CompiledFinder, merge_sums
 from freqgap.counting.engines.jsonscan import extract_records
 from freqgap.counting.engines.units import term_documents, unit_keys
@@ -49,6 +49,8 @@ class NumbaEngine:
         return CompiledFinder(rules)
 
     def chunk_keys(self, texts, rules: TermRules, codec, finder=None, units=None):
+        if rules.pythia_windows:         # the study's windows on the text as written
+            return pythia_case_study.chunk_keys(texts, rules, codec)
         finder = finder or self.shared_finder(rules)
         occ = finder.find_terms(texts, names=False)
         gid = occ.term_codes

@@ -14,7 +14,7 @@ from freqgap.counting.exchange import runcodec
 from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM, UNIT_DOCS
 from freqgap.counting.partials import sum_by_key
 from freqgap.counting.rules import TermRules
-from freqgap.counting.engines import term_indices
+from freqgap.counting.engines import pythia_case_study, term_indices
 from freqgap.counting.engines.tokenize import find_terms
 from freqgap.counting.engines.units import term_documents, unit_keys
 from freqgap.counting.engines.windows import pair_counts, triple_counts, unigram_counts
@@ -36,6 +36,8 @@ class NumpyEngine:
         yield self.finder(rules), None
 
     def chunk_keys(self, texts, rules: TermRules, codec, finder=None, units=None):
+        if rules.pythia_windows:         # the study's windows on the text as written
+            return pythia_case_study.chunk_keys(texts, rules, codec)
         occ = (finder or self.finder(rules))(texts)
         gid = codec.encode(occ.terms)
         if rules.by_unit:
