@@ -1,6 +1,7 @@
 """Evaluate models on a negation or quantifier benchmark: metrics, scaling plot, gap tables.
 
-  freqgap suite {neqa,tinad,quantifiers} --data PATH --models m1,m2,... --out DIR
+  freqgap suite {neqa,tinad,quantifiers,qa} --data PATH --models m1,m2,... --out DIR
+  freqgap suite qa --data ITEMS.jsonl --count-inputs DIR   (the pair list etc. to count with)
 
 See docs/suites.md for the file layouts, metrics and the frequency-gap step.
 """
@@ -18,12 +19,15 @@ BENCHMARKS = {
     "neqa": "NeQA: negated multiple-choice questions (Task 1/Task 2 with --original)",
     "tinad": "This is not a Dataset: true/false sentences with and without negation",
     "quantifiers": "quantifier comprehension: typical vs atypical completions",
+    "qa": "questions keyed by an entity pair: accuracy and Δ by relevant-document count",
 }
+# Options that need no model or output directory: they end the command on their own.
+STANDALONE = {"tinad": "score", "qa": "count_inputs"}
 
 
 def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
-    scoring = name == "tinad"    # `--score FILE` needs no data, models or output directory
-    p.add_argument("--data", required=not scoring, metavar="PATH",
+    scoring = name in STANDALONE  # `--score FILE`, `--count-inputs DIR` need no models or --out
+    p.add_argument("--data", required=name == "qa" or not scoring, metavar="PATH",
                    help="benchmark file in its released layout (or hf:DATASET[:SPLIT])")
     add_models(p, required=not scoring)
     p.add_argument("--out", required=not scoring, metavar="DIR",
@@ -59,6 +63,11 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
                        help="score an existing predictions file (the dataset's lines plus a "
                             "boolean `prediction`, any model's) with the authors' metrics and "
                             "print the JSON; no model is run")
+    if name == "qa":
+        p.add_argument("--count-inputs", metavar="DIR",
+                       help="write DIR/pairs.csv (for count --pairs), DIR/vocab.yaml (for "
+                            "--vocab) and DIR/entities.txt (one entity term per line) from "
+                            "--data and stop; then count with --unit document")
     add_revision(p)
     add_device(p)
     add_dtype(p)
@@ -96,16 +105,34 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count_inputs(args: argparse.Namespace) -> int:
+    """`freqgap suite qa --count-inputs DIR`: the counting job's inputs alone."""
+    from freqgap.suites.qa import write_count_inputs
+
+    given = [f"--{k}" for k in ("models", "out", "counts") if getattr(args, k)]
+    if given:
+        raise UsageError(f"--count-inputs writes the counting job's inputs only; drop "
+                         f"{', '.join(given)}")
+    files = write_count_inputs(args.data, args.count_inputs)
+    print(f"wrote {files['pairs']}, {files['vocab']}, {files['entities']}; now: freqgap count "
+          f"--unit document --number-rule strip-punct --pairs {files['pairs']} --vocab "
+          f"{files['vocab']} --input CORPUS --out COUNTS")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from freqgap.cli.common import writable_dir
     from freqgap.suites.pipeline import run as run_suite
 
     if getattr(args, "score", None):
         return _score(args)
+    if getattr(args, "count_inputs", None):
+        return _count_inputs(args)
     missing = [f"--{k}" for k in ("data", "models", "out") if not getattr(args, k)]
     if missing:
-        raise UsageError(f"{', '.join(missing)} required "
-                         "(or --score PREDICTIONS.jsonl to score a predictions file)")
+        other = ("--count-inputs DIR to write the counting job's inputs" if args.benchmark == "qa"
+                 else "--score PREDICTIONS.jsonl to score a predictions file")
+        raise UsageError(f"{', '.join(missing)} required (or {other})")
     writable_dir("--out", args.out)
     from freqgap.cli.model_check import cached_or_refuse
 
@@ -132,4 +159,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"instances: {counts}" if counts else "instances: see the manifest")
     print(f"wrote {args.out}: summary/metrics.json, summary/trends.json, summary/scaling.png"
           + (f"; gaps in {result['gaps'].results_dir}" if result["gaps"] is not None else ""))
+    if result.get("report") is not None and args.benchmark == "qa":
+        from freqgap.analysis.qa import bins_table, delta_lines
+
+        print(delta_lines(result["gaps"].gaps))
+        print(bins_table(result["report"]["bins"]))
+        print(f"figure: {result['report']['figure']}")
     return 0

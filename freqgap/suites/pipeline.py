@@ -32,11 +32,13 @@ from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
                               read_manifest, write_manifest)
 from freqgap.suites import terms, trends
 from freqgap.suites.io import SuiteDataError, materialise
+from freqgap.suites.qa_suite import QASuite
 from freqgap.suites.runner import NeQASuite, QuantifierSuite, TinadSuite
 from freqgap.suites.tables import (INSTANCE_TERMS, INSTANCES, PREDICTIONS, write_frame,
                                    write_table)
 
-SUITES = {"neqa": NeQASuite, "tinad": TinadSuite, "quantifiers": QuantifierSuite}
+SUITES = {"neqa": NeQASuite, "tinad": TinadSuite, "quantifiers": QuantifierSuite,
+          "qa": QASuite}
 
 
 def safe_name(model: str) -> str:
@@ -74,7 +76,7 @@ def plan_instances(suite, inputs: list[dict], config: dict[str, Any]
 
     started = now_iso()
     inst, trows = suite.instances()
-    vocab = terms.vocabulary(tuple(t for t in (r["t1"], r["t2"], r["t3"]) if t) for r in trows)
+    vocab = suite.vocabulary(trows)
     missing: dict[str, int] = {}
     for r in trows:
         if r["t1"] == terms.NO_TERM:
@@ -83,10 +85,8 @@ def plan_instances(suite, inputs: list[dict], config: dict[str, Any]
     totals = {"instances": len(inst), "instance_terms": len(trows), "vocab": len(vocab),
               "instances_without_terms": missing,
               "no_term_key": terms.NO_TERM}
-    term_conf = load_conf("terms")
     # What the counts must provide (checked by the gaps stage against the counts manifest).
-    counts_needed = {k: term_conf.get(k) for k in ("window", "number_rule", "max_digits")}
-    counts_needed["vocab"] = vocab
+    counts_needed = suite.counts_needed(vocab, load_conf("terms"))
     # Not made from counts (they come after, with --vocab vocab.yaml): gaps checks the
     # counts' settings against counts_settings instead of a fingerprint (docs/DATA.md).
     manifest = build_manifest("suite_instances", {**config, "counts": counts_needed},
@@ -273,6 +273,8 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
                       task2_files=suite.task2_files)
         if suite.task2_plain:          # recorded when given (earlier manifests keep theirs)
             config["task2_plain"] = True
+    if counts is not None:
+        suite.check_counts(counts)        # before any model loads
     inst_manifest, inst, trows, vocab = plan_instances(suite, inputs, config)
     fp = inst_manifest["fingerprint"]
     claim(out, fp)
@@ -287,5 +289,6 @@ def _run_locked(benchmark, data, models, out, original, revision, device, dtype,
     inst_totals = inst_manifest["totals"]
     summary = summarise(suite, records, out, config, inputs, float(conf.get("trend_eps", 0.02)))
     gaps = frequency_gaps(benchmark, out, counts, boot_reps) if counts is not None else None
+    report = suite.report(out, gaps) if gaps is not None else None
     return {"instances": inst_totals, "records": records, "trends": summary["trends"],
-            "summary": summary, "gaps": gaps}
+            "summary": summary, "gaps": gaps, "report": report}

@@ -129,6 +129,41 @@ class Suite:
         if n:
             self.truncated[task] = self.truncated.get(task, 0) + n
 
+    def vocabulary(self, trows: list[dict]) -> list[str]:
+        """The words the counting job needs (`--vocab`), from the instance terms."""
+        return terms.vocabulary(tuple(t for t in (r["t1"], r["t2"], r["t3"]) if t)
+                                for r in trows)
+
+    def counts_needed(self, vocab: list[str], term_conf: dict[str, Any]) -> dict[str, Any]:
+        """What the counts must provide, checked by the gaps stage against the counts
+        manifest: the term rules of conf/terms.yaml and the vocabulary."""
+        needed = {k: term_conf.get(k) for k in ("window", "number_rule", "max_digits")}
+        needed["vocab"] = vocab
+        return needed
+
+    def check_counts(self, counts: str | Path) -> None:
+        """Refuse, before any model loads, counts this suite cannot use (none by default)."""
+
+    def report(self, out: Path, gaps) -> Any:
+        """Outputs of the suite's own beyond the gaps (a GapsResult); none by default."""
+        return None
+
+    def generate(self, lm, task: str, prompts: list[str], budget: int, stop) -> list[str]:
+        """Greedy continuations of at most `budget` tokens ended by `stop`; the shared
+        blocks (the shots) are the prefix whose key/value cache the backend computes once.
+        Prompts too long for the context are refused or cut on the left (`fit`)."""
+        self.fit(lm, task, prompts, budget)
+        prefix = shared_blocks(prompts)
+        requests = []
+        for p, n in zip(prompts, token_counts(lm, prompts)):
+            if n + budget > lm.max_length:   # allowed by fit (overlong: truncate): cut here
+                requests.append(GenerateRequest(cut_left(lm, p, budget), max_new_tokens=budget,
+                                                stop=stop))
+            else:
+                requests.append(GenerateRequest(p, max_new_tokens=budget, stop=stop,
+                                                prefix=prefix))
+        return lm.generate_until(requests)
+
     def instances(self) -> tuple[list[dict], list[dict]]:
         raise NotImplementedError
 
@@ -323,18 +358,8 @@ class NeQASuite(Suite):
         """Greedy CoT continuations up to `cot_max_new_tokens`, ended by a token holding a
         blank line (only the first paragraph is parsed); the shared shots are the prefix
         whose key/value cache the backend computes once."""
-        budget = int(self.conf.get("cot_max_new_tokens", 200))
-        self.fit(lm, task, prompts, budget)
-        prefix = shared_blocks(prompts)
-        requests = []
-        for p, n in zip(prompts, token_counts(lm, prompts)):
-            if n + budget > lm.max_length:   # allowed by fit (overlong: truncate): cut here
-                requests.append(GenerateRequest(cut_left(lm, p, budget), max_new_tokens=budget,
-                                                stop=PARAGRAPH))
-            else:
-                requests.append(GenerateRequest(p, max_new_tokens=budget, stop=PARAGRAPH,
-                                                prefix=prefix))
-        return lm.generate_until(requests)
+        return self.generate(lm, task, prompts, int(self.conf.get("cot_max_new_tokens", 200)),
+                             PARAGRAPH)
 
     headline = ("zero_shot", "zero_shot_hint", "few_shot", "few_shot_cot", "composed")
 
