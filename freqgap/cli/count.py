@@ -65,6 +65,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab", metavar="FILE",
                    help="extra vocabulary words (YAML list, or text file one word per line), "
                         "added to conf/terms.yaml's words")
+    p.add_argument("--terms", metavar="FILE",
+                   help="listed terms, single words and multi-word phrases (entity names): a text "
+                        "file, one term per line, or CSV / JSON Lines / Parquet with a `term` "
+                        "column and optional `id`, `category`; matched longest first on "
+                        "normalized tokens (SPEC §2), beside numbers and vocabulary words")
+    p.add_argument("--only-listed", action="store_true",
+                   help="with --terms: count only the listed terms (no numbers, no vocabulary words)")
     p.add_argument("--max-order", type=int, choices=[1, 2, 3],
                    help="1: unigrams; 2: + pairs; 3: + triples "
                         f"(conf/terms.yaml: {conf.get('max_order')})")
@@ -189,6 +196,8 @@ def options_from_args(args: argparse.Namespace):
                                  "max_order": args.max_order, "text_field": args.text_field,
                                  "unit": unit, "max_unit_terms": args.max_unit_terms},
                                 extra_words=extra_words)
+    if args.terms or args.only_listed:
+        rules = _with_terms(args, rules)
     if args.pairs:
         import dataclasses
 
@@ -214,6 +223,21 @@ def _hit_settings(args: argparse.Namespace, rules):
     from freqgap.counting.hits import DEFAULT_LIMIT, HitSettings, read_keys
 
     return HitSettings(read_keys(args.hits, rules), args.hits_limit or DEFAULT_LIMIT)
+
+
+def _with_terms(args: argparse.Namespace, rules):
+    """The rules with --terms FILE's terms (and --only-listed), read before any pair list
+    (a listed pair may name a listed term)."""
+    import dataclasses
+
+    from freqgap.counting.term_list import read_terms
+    from freqgap.errors import UsageError
+
+    if not args.terms:
+        raise UsageError("--only-listed needs a term list: add --terms FILE")
+    if args.only_listed:
+        rules = dataclasses.replace(rules, listed_only=True)
+    return read_terms(args.terms, rules)
 
 
 def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:

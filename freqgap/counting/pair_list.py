@@ -81,10 +81,11 @@ def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, str], ...
         for term in pair:
             if isinstance(term, int) and not isinstance(term, bool):
                 term = str(term)
-            if not isinstance(term, str) or rules.term_of(term) != term:
+            if not rules.is_term(term):
                 raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
-                                   "number of 1..max_digits digits as written, or a lower-case "
-                                   "singular vocabulary word; add words with --vocab)")
+                                   "number of 1..max_digits digits as written, a lower-case "
+                                   "singular vocabulary word, or a listed term as normalized; add "
+                                   "words with --vocab, terms with --terms)")
         a, b = (str(t) for t in pair)
         if a == b:
             raise FreqgapError(f"{path}:{number}: the pair ({a}, {b}) pairs a term with itself; "
