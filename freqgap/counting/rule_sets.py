@@ -1,4 +1,4 @@
-"""Named rule sets (SPEC §2.5): `--rules NAME` takes its term-rule values from
+"""Named rule sets (SPEC §2, rule sets): `--rules NAME` takes its term-rule values from
 conf/rule_sets.yaml, laid over conf/terms.yaml.
 
 Why a name: a count is compared with a study's only under that study's rules, and a set

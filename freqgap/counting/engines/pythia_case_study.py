@@ -1,5 +1,5 @@
-"""The Pythia study's term counts (rule set `pythia-case-study`, SPEC §2.5): the windows of
-EleutherAI/pythia case-studies/term_frequency/run_freq_count.py, stated token by token.
+"""The Pythia study's term counts (rule set `pythia-case-study`, SPEC §2 "Rule sets"): the
+windows of EleutherAI/pythia case-studies/term_frequency/run_freq_count.py, token by token.
 
 Why one module for both engines: the study matched with regular expressions on the text as
 written (a literal space is not a tab, "today" holds "day"), which neither engine's byte
