@@ -137,8 +137,12 @@ _STEP_BUCKET = Column("step_bucket", "int64",
                       "training-order counts only: the checkpoint step whose data holds the "
                       "occurrences (ω at step s = Σ count over step_bucket ≤ s)")
 _DOCUMENTS = Column("documents", "int64",
-                    "document-unit counts only (`--unit document`): the number of documents "
-                    "holding the term; `count` stays its occurrences")
+                    "document-unit counts (`--unit document`) and `--doc-freq` only: the "
+                    "number of documents holding the term; `count` stays its occurrences")
+_SUBSET = Column("subset", "string",
+                 "`--by-subset` counts only: the record's subset (`meta.pile_set_name`, or "
+                 "`--subset-field`; `''` for a record without it, and for Parquet rows); the "
+                 "sum over subsets is the plain count")
 _NOT_KEY = ("documents",)     # optional columns that are values, not part of the key
 _PREDICTION_COLUMNS = _c("model revision task k:int64 seed:int64 instance_id:int64 "
                          "continuation answer answer_lenient correct:bool correct_lenient:bool")
@@ -149,15 +153,15 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
     Dataset("unigrams", ("count_terms",), "unigrams/", _c("term kind count:int64"), ("term",),
             "one row per term: `kind` is `number` or `word`; terms are numbers as written "
             "(1–6 ASCII digits) or the lower-case singular of a vocabulary word; absent "
-            "terms have count 0", optional=(_STEP_BUCKET, _DOCUMENTS), optional_before="count",
+            "terms have count 0", optional=(_SUBSET, _STEP_BUCKET, _DOCUMENTS), optional_before="count",
             required=True),
     Dataset("pairs", ("count_terms",), "pairs/", _c("t1 t2 count:int64"), ("t1", "t2"),
             "co-occurrences within the window (document unit: documents holding both, t1 ≠ t2), "
-            "t1 ≤ t2 as strings", optional=(_STEP_BUCKET,),
+            "t1 ≤ t2 as strings", optional=(_SUBSET, _STEP_BUCKET),
             optional_before="count", required=True),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
             ("t1", "t2", "t3"), "co-occurrences within the window, t1 ≤ t2 ≤ t3",
-            optional=(_STEP_BUCKET,), optional_before="count", required=True),
+            optional=(_SUBSET, _STEP_BUCKET), optional_before="count", required=True),
     Dataset("hits", ("count_terms",), "hits/",
             _c("n_terms:int64 t1 t2 t3 file line:int64 occurrences:int64 total_units:int64 "
                "total_occurrences:int64"), ("t1", "t2", "t3", "file", "line"),
@@ -454,6 +458,21 @@ def check_manifest(manifest: dict[str, Any], path: str | Path,
     return manifest
 
 
+def refuse_partial_counts(manifest: dict[str, Any], directory: str | Path) -> None:
+    """Refuse counts that are not one ω per term of the whole corpus: a dry run (`count
+    --limit`) or counts by subset. Why: both look like a result (a manifest, the tables)
+    and a reader of ω would take them for the corpus's counts."""
+    config = manifest.get("config") or {}
+    if config.get("limit"):
+        raise InputMismatchError(
+            f"{directory}: a dry run (count --limit {config['limit']}: the first records only), "
+            "not the corpus's counts; count without --limit")
+    if config.get("by_subset"):
+        raise InputMismatchError(
+            f"{directory}: counts by subset (count --by-subset: a row per term and subset); "
+            "count without --by-subset (the sum over subsets is the plain count)")
+
+
 def count_settings(counts_config: dict[str, Any]) -> dict[str, Any]:
     """The counts settings that change what a term or a co-occurrence is (SPEC §2)."""
     return {k: counts_config.get(k) for k in COUNT_SETTINGS_FIELDS}
@@ -499,6 +518,11 @@ def markdown() -> str:
         "other instances. The suites' instances are not made from counts "
         "(`upstream.counts: null`): then the counts' settings are compared with "
         "`counts_settings` (window, number rule, digits; vocabulary ⊆ the counts').",
+        "",
+        "**Partial counts.** A dry run (`count --limit N`: `config.limit`) and counts by "
+        "subset (`count --by-subset`: `config.by_subset`, tables keyed by `subset` too) are "
+        "results of `count_terms`, but `instances` and `gaps` refuse them with one line "
+        "(`freqgap.contract.refuse_partial_counts`): neither is one ω per term of the corpus.",
         "",
         "**Types.** Integers are int64 everywhere (`k`, `seed`, `n_terms`, ids, counts); "
         "producers cast through `freqgap.contract.cast_table`, which widens and refuses "

@@ -94,7 +94,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", metavar="URL",
                    help="Spark master when not started by spark-submit (default: local[*])")
     add_progress_interval(p)
+    _add_extra_arguments(p, conf)
     _add_order_arguments(p)
+
+
+def _add_extra_arguments(p: argparse.ArgumentParser, conf: dict) -> None:
+    """A dry run, counts per subset and document frequencies (docs/counting.md)."""
+    g = p.add_argument_group("dry run, subsets and document frequency (docs/counting.md)")
+    g.add_argument("--limit", type=positive_int, metavar="N",
+                   help="dry run: count only the first N records, in the order the inputs are "
+                        "listed; the manifest and summary say so, and instances and gaps refuse "
+                        "the result")
+    g.add_argument("--by-subset", action="store_true",
+                   help="key every table by each record's subset too (column `subset`, from "
+                        "--subset-field; '' for a record without it); the manifest totals each "
+                        "subset")
+    g.add_argument("--subset-field", metavar="NAME",
+                   help=f"JSON field of the subset (conf/terms.yaml: {conf.get('subset_field')})")
+    g.add_argument("--doc-freq", action="store_true",
+                   help="window unit: unigrams gain `documents`, the documents holding each term "
+                        "(a document-unit count always has it)")
 
 
 def _add_order_arguments(p: argparse.ArgumentParser) -> None:
@@ -194,7 +213,10 @@ def options_from_args(args: argparse.Namespace):
     unit, window = _unit(args)
     rules = term_rules(args.rules, {"window": window, "number_rule": args.number_rule,
                                  "max_order": args.max_order, "text_field": args.text_field,
-                                 "unit": unit, "max_unit_terms": args.max_unit_terms},
+                                 "unit": unit, "max_unit_terms": args.max_unit_terms,
+                                 "subset_field": args.subset_field,
+                                 "by_subset": args.by_subset or None,
+                                 "doc_freq": args.doc_freq or None},
                                 extra_words=extra_words)
     if args.terms or args.only_listed:
         rules = _with_terms(args, rules)
@@ -207,7 +229,7 @@ def options_from_args(args: argparse.Namespace):
     return CountOptions(inputs=args.input, output=args.out, rules=rules, hits=_hit_settings(args, rules),
                         on_bad_record=args.on_bad_record, resume=args.resume,
                         files_per_job=args.files_per_job, spread=args.spread,
-                        progress_interval=args.progress_interval,
+                        progress_interval=args.progress_interval, limit=args.limit,
                         **({} if args.max_skipped_share is None else
                            {"max_skipped_share": args.max_skipped_share}))
 
@@ -264,6 +286,9 @@ def _unit(args: argparse.Namespace) -> tuple[str | None, int | None]:
                                  "document or sequence only")
     elif args.window is not None:
         raise UsageError(f"--window applies to the window unit; --unit {unit} counts {unit}s")
+    if unit not in (None, "window") and args.doc_freq:
+        raise UsageError(f"--doc-freq applies to the window unit; a {unit}-unit count's "
+                         "unigrams count its units already")
     return unit, window
 
 
@@ -303,6 +328,13 @@ def _run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     order = _order_options(args, options)
     _check_unit_input(options.rules.unit, order)
+    if order is not None:
+        from freqgap.errors import UsageError
+
+        for flag, value in (("--limit", args.limit), ("--by-subset", args.by_subset)):
+            if value:
+                raise UsageError(f"{flag} counts records of JSON Lines or Parquet inputs; "
+                                 "counting by training position takes neither")
     if order is not None and options.hits:
         from freqgap.errors import UsageError
 

@@ -78,20 +78,24 @@ class CountOptions:
     spread: int | None = None             # None: auto; 0: never; N: N partitions
     progress_interval: float = 10.0
     max_skipped_share: float = MAX_SKIPPED_SHARE     # more skipped records: no result
+    limit: int | None = None              # a dry run: the first N records only (counting/limit.py)
     hits: HitSettings | None = None       # hit lists (--hits): counting/hits.py
 
 
 def _file_counter(rules: TermRules, on_bad: str, paths: dict[int, str], pieces: bool = False,
-                  hits: HitSettings | None = None):
+                  limit: int | None = None, hits: HitSettings | None = None):
     """items -> partial batches: the count task of the ordinary job. The items are
     InputFiles (their line rows: partials.line_rows) or, with pieces, the pieces of spread
-    files (spread.piece_rows)."""
+    files (spread.piece_rows); with `limit`, only the first `limit` records."""
     def count(items):
         from freqgap.counting import partials, spread     # in the worker (module docstring)
 
-        rows = spread.piece_rows if pieces else partials.line_rows
-        return partials.count_lines(rows(items, rules.text_field, on_bad), rules, on_bad, paths,
-                                    hits=hits)
+        rows = (spread.piece_rows if pieces else partials.line_rows)(items, rules.text_field, on_bad)
+        if limit:
+            from freqgap.counting.limit import first_records
+
+            rows = first_records(rows, limit)
+        return partials.count_lines(rows, rules, on_bad, paths, hits=hits)
     return count
 
 
@@ -238,6 +242,7 @@ class CountJob:
     # ---- planning -------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
         return {**self.rules.to_config(), "on_bad_record": self.opts.on_bad_record,
+                **({"limit": self.opts.limit} if self.opts.limit else {}),
                 **({"hits": self.opts.hits.to_config()} if self.opts.hits else {})}
 
     def plan(self) -> tuple[list[InputFile], list[list[InputFile]]]:
@@ -251,7 +256,10 @@ class CountJob:
         least two files per core (tasks of unequal size still balance) and at least
         GROUP_MIN_BYTES on disk: a group's checkpoint (written, then re-read by the merge)
         buys a resume point only when redoing the group would cost more than writing it,
-        so a small corpus is one group, summed directly without a checkpoint."""
+        so a small corpus is one group, summed directly without a checkpoint. A dry run
+        (--limit) is one group: its one task reads the files in order."""
+        if self.opts.limit:
+            return [files]
         if self.opts.files_per_job:
             per = self.opts.files_per_job
             return [files[i:i + per] for i in range(0, len(files), per)]
@@ -328,11 +336,14 @@ class CountJob:
 
     def _task_counter(self, paths: dict[int, str]):
         """items of a group -> partial batches, for one task (picklable: no `self`)."""
-        return _file_counter(self.rules, self.opts.on_bad_record, paths, hits=self.opts.hits)
+        return _file_counter(self.rules, self.opts.on_bad_record, paths, limit=self.opts.limit,
+                             hits=self.opts.hits)
 
     def _count_tasks(self, group: list, paths: dict[int, str], base: str):
         """The RDD of a group's count tasks; each yields one TaskResult as a dict."""
         sc = self.spark.sparkContext
+        if self.opts.limit:        # a dry run: one task, the files in their listed order
+            return sc.parallelize([group], 1).mapPartitions(_spilling(self._task_counter(paths), base))
         spread = self._spread_for(group)
         if not spread:
             bins = balanced_bins(group, TASKS_PER_CORE * max(1, sc.defaultParallelism))
@@ -572,6 +583,10 @@ def summary_text(manifest: dict[str, Any]) -> str:
         f"triples {t['distinct_triples']:,}",
         f"  skipped records {t['skipped_records']:,}",
     ]
+    limit = manifest.get("config", {}).get("limit")
+    if limit:
+        lines.insert(0, f"dry run: the first {limit:,} records only (count --limit {limit}); "
+                        "not a full count")
     for path, reasons in sorted(manifest.get("skipped", {}).items()):
         for reason, info in sorted(reasons.items()):
             lines.append(f"    {path}: {info['count']} x {reason} (lines {info['first_lines'][:5]})")

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from freqgap.contract import INSTANCE_STAGES, PREDICTION_STAGES, check_parquet
+from freqgap.contract import (INSTANCE_STAGES, PREDICTION_STAGES, check_parquet,
+                              refuse_partial_counts)
 from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.manifest import MANIFEST_NAME, read_manifest
 from freqgap.gaps.options import GapsOptions
@@ -175,6 +176,7 @@ def resolve_inputs(opts: GapsOptions) -> GapsInputs:
         "counts": _complete_manifest(counts_dir, "counts", "count_terms"),
         "instances": _complete_manifest(instances_dir, "instances", INSTANCE_STAGES),
     }
+    refuse_partial_counts(manifests["counts"], counts_dir)    # a dry run, counts by subset
     pattern = str(opts.path(opts.predictions))
     prediction_dirs = sorted(Path(p).resolve() for p in glob.glob(pattern) if Path(p).is_dir())
     if not prediction_dirs:

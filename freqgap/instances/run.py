@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freqgap.config import load_conf
-from freqgap.contract import count_settings
+from freqgap.contract import count_settings, refuse_partial_counts
 from freqgap.instances.build import (PROMPT_SCHEMA, instances_table, make_instances,
                                      prompt_rows, terms_table)
 from freqgap.instances.operands import CountsError, select_x1
@@ -54,6 +54,7 @@ def build_instances_dir(counts_dir: str | Path, out_dir: str | Path, grid: Grid,
     started = now_iso()
     counts_dir, out_dir = Path(counts_dir), Path(out_dir)
     counts_manifest = read_manifest(counts_dir, stage="count_terms")
+    refuse_partial_counts(counts_manifest, counts_dir)      # a dry run, counts by subset
     vocab = counts_manifest.get("config", {}).get("vocab")
     conf = load_conf(CONF_NAME) if conf is None else conf
     tasks = load_tasks(conf)
