@@ -31,7 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                      "--log_samples logs as predictions"),
     "export-lm-eval": ("freqgap.cli.export_lm_eval", "the prompts as lm-evaluation-harness "
                                                      "tasks (YAML + local dataset)"),
-    "suite": ("freqgap.cli.suite", "negation and quantifier suites: neqa, tinad, quantifiers"),
+    "suite": ("freqgap.cli.suite", "negation, quantifier and QA suites: neqa, tinad, "
+                                   "quantifiers, qa"),
     "corpus": ("freqgap.cli.corpus", "write a synthetic Pile-format corpus (conf/corpus.yaml)"),
     "train": ("freqgap.cli.train", "train a small GPT-NeoX LM and its tokenizer on a corpus"),
     "simulate": ("freqgap.cli.simulate", "Zipf vs uniform corpus: the gap caused by frequency "

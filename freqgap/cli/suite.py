@@ -1,4 +1,4 @@
-"""Evaluate models on a negation or quantifier benchmark: metrics, scaling plot, gap tables.
+"""Evaluate models on a negation, quantifier or QA benchmark: metrics, scaling plot, gap tables.
 
   freqgap suite {neqa,tinad,quantifiers,qa} --data PATH --models m1,m2,... --out DIR
   freqgap suite qa --data ITEMS.jsonl --count-inputs DIR   (the pair list etc. to count with)
