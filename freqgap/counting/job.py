@@ -449,11 +449,21 @@ class CountJob:
                 "distinct_triples": sizes["triples"],
                 "triple_occurrences": occurrences["triples"],
                 "skipped_records": sum(v["count"] for d in skipped.values() for v in d.values()),
+                **self._unit_total(by_kind, per_file),
             },
             "per_file": per_file,
             "subsets": subsets,
             "skipped": skipped,
         }
+
+    def _unit_total(self, by_kind: dict[str, list[int]], per_file: dict[int, dict[str, int]]) -> dict[str, int]:
+        """Under a unit other than the window, `units`: the units counted (the documents, or
+        the sentences or sequences the count tasks report, kind n); a window count: none."""
+        if not self.rules.by_unit:
+            return {}
+        if self.rules.unit == "document":
+            return {"units": sum(v.get(kinds.DOCS, 0) for v in per_file.values())}
+        return {"units": by_kind.get(kinds.UNIT_COUNT, [0, 0])[1]}
 
     # ---- the run --------------------------------------------------------------------
     def manifest_extra(self) -> dict[str, Any]:

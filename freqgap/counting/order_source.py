@@ -14,6 +14,10 @@ model's tokenizer (special tokens dropped) and counted by the ordinary SPEC §2 
 
 Partial counts travel with kind `u@<bucket>` (and p@, t@), so the job's one exact sum by
 (kind, key) also sums per bucket.
+
+Under the sequence unit (SPEC §2) a unit is one training sequence: every piece of a sequence
+shares it (engines/units.py gets each piece's sequence), and `n@<bucket>` counts the
+sequences read per bucket (manifest totals.units).
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ import pyarrow as pa
 from freqgap.counting import arrow_arrays, kinds, partials
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.indexed import IndexedDataset
-from freqgap.counting.rules import TermRules
+from freqgap.counting.engines import get_engine
+from freqgap.counting.inputs import BadInputError
+from freqgap.counting.rules import SEQUENCE_UNIT, TermRules, UnitTooLarge
 from freqgap.errors import FreqgapError
 
 BUCKET_SEP = "@"
@@ -144,13 +150,16 @@ def entry_pieces(tokens: np.ndarray, eod: int) -> list[np.ndarray]:
 
 
 def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
-                   seqs_per_step: int, edges: Sequence[int]) -> Iterator[tuple[list[str], list[int], int]]:
-    """(texts, bucket of each text, entries read) per chunk of entries lo..hi-1."""
+                   seqs_per_step: int, edges: Sequence[int]
+                   ) -> Iterator[tuple[list[str], list[int], int, list[int], np.ndarray]]:
+    """(texts, bucket of each text, entries read, entry (sequence) of each text, bucket of
+    each entry read) per chunk of entries lo..hi-1."""
     vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
     for start in range(lo, hi, ENTRIES_PER_CHUNK):
         stop = min(hi, start + ENTRIES_PER_CHUNK)
         pieces: list[list[int]] = []
         buckets: list[int] = []
+        seqs: list[int] = []
         entry_buckets = buckets_of_steps(np.arange(start, stop) // seqs_per_step, edges)
         for i in range(start, stop):
             bucket = int(entry_buckets[i - start])
@@ -161,8 +170,9 @@ def decoded_pieces(data: IndexedDataset, lo: int, hi: int, tokenizer, eod: int,
             for piece in entry_pieces(tokens, eod):
                 pieces.append(piece.tolist())
                 buckets.append(bucket)
+                seqs.append(i)
         texts = tokenizer.decode_batch(pieces, skip_special_tokens=True) if pieces else []
-        yield texts, buckets, stop - start
+        yield texts, buckets, stop - start, seqs, entry_buckets[entry_buckets >= 0]
 
 
 def stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
@@ -170,6 +180,18 @@ def stat_batch(fidx: int, values: dict[str, int]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [arrow_arrays.strings(labels), pa.nulls(len(labels), pa.int64()),
          arrow_arrays.int64(list(values.values()))], schema=partials.PARTIAL_SCHEMA)
+
+
+def _group_keys(texts: list[str], seqs: list[int], rules: TermRules, codec: TermCodec,
+                data: IndexedDataset) -> tuple[dict, np.ndarray]:
+    """The chunk keys of one bucket's pieces; under the sequence unit each piece's unit is
+    its sequence, and a sequence with too many distinct terms is refused by entry."""
+    if rules.unit != SEQUENCE_UNIT:
+        return partials.chunk_keys(texts, rules, codec)
+    try:
+        return get_engine().chunk_keys(texts, rules, codec, None, np.asarray(seqs, np.int64))
+    except UnitTooLarge as exc:
+        raise BadInputError(data.bin_path, f"entry {seqs[exc.doc]}: {exc.reason}") from None
 
 
 def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str, eod: int,
@@ -189,18 +211,24 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
         data = IndexedDataset(split.path)
         st = stats.setdefault(split.index, {kinds.LINES: 0, kinds.BYTES: 0,
                                             kinds.DOCS: 0, kinds.TOKENS: 0})
-        for texts, buckets, n_entries in decoded_pieces(data, split.lo, split.hi, tokenizer, eod,
-                                                       seqs_per_step, edges):
+        for texts, buckets, n_entries, seqs, read in decoded_pieces(
+                data, split.lo, split.hi, tokenizer, eod, seqs_per_step, edges):
             st[kinds.LINES] += n_entries
             st[kinds.DOCS] += len(texts)
             st[kinds.BYTES] += sum(len(t.encode("utf-8")) for t in texts)
-            by_bucket: dict[int, list[str]] = {}
-            for text, bucket in zip(texts, buckets):
-                by_bucket.setdefault(bucket, []).append(text)
-            for bucket, group in by_bucket.items():
-                parts, tokens = partials.chunk_keys(group, rules, codec)
+            by_bucket: dict[int, tuple[list[str], list[int]]] = {}
+            for text, bucket, seq in zip(texts, buckets, seqs):
+                group = by_bucket.setdefault(bucket, ([], []))
+                group[0].append(text)
+                group[1].append(seq)
+            for bucket, (group, group_seqs) in by_bucket.items():
+                parts, tokens = _group_keys(group, group_seqs, rules, codec, data)
                 st[kinds.TOKENS] += int(np.asarray(tokens).sum())
                 yield from sums.add({bucket_kind(k, bucket): v for k, v in parts.items()})
+            if rules.unit == SEQUENCE_UNIT:        # the sequences read, per bucket
+                for bucket, n in zip(*np.unique(read, return_counts=True)):
+                    yield from sums.add({bucket_kind(kinds.UNIT_COUNT, int(bucket)):
+                                         (np.zeros(1, np.int64), np.array([n], np.int64))})
     yield from sums.drain()
     for fidx, values in stats.items():
         yield stat_batch(fidx, values)

@@ -20,6 +20,7 @@ from freqgap.counting.job import CountJob, CountOptions
 from freqgap.counting.order_source import (OrderInputError, check_edges, count_splits,
                                            eod_id_of, load_tokenizer, plan_splits)
 from freqgap.counting.inputs import InputFile, list_inputs
+from freqgap.counting.rules import SEQUENCE_UNIT
 
 SPLIT_BYTES = 32 << 20
 
@@ -104,6 +105,10 @@ class OrderFileCountJob(CountJob):
         from freqgap.counting.order_file import read_order_file
 
         super().__init__(spark, options)
+        if options.rules.unit == SEQUENCE_UNIT:
+            raise OrderInputError(f"--order-file {order_file}: its rows are document pieces with "
+                                  "steps, not training sequences; --unit sequence needs an "
+                                  "indexed dataset (--order-of DIR or --training-order)")
         self.order_file = os.path.abspath(order_file)
         self.edges = check_edges(edges, "bucket edges")
         self.table = read_order_file(self.order_file)
