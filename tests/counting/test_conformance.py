@@ -44,6 +44,10 @@ RULE_SETS = {
     "listed-phrases": TermRules(vocab=EXTRA_WORDS, terms=PHRASES),
     "listed-phrases-strip-window-3": TermRules(window=3, number_rule="strip-punct", terms=PHRASES),
     "listed-only-document-unit": TermRules(unit="document", listed_only=True, terms=PHRASES),
+    "sentence-unit": TermRules(unit="sentence", vocab=EXTRA_WORDS),
+    "sentence-unit-listed-pairs": TermRules(unit="sentence", number_rule="strip-punct",
+                                            pairs=(("9", "10"), ("hour", "5"), ("day", "9"))),
+    "sentence-unit-phrases": TermRules(unit="sentence", number_rule="strip-punct", terms=PHRASES),
 }
 ADVERSARIAL = [
     "9 10 9 9", "5 a b c hours", "5 a b c d hours", "a b 7", "8 c d",
@@ -66,6 +70,11 @@ ADVERSARIAL += [    # listed phrases: longest first, no overlaps, at document en
     "new", "york", "new york", "city new york", "5 o'clock shadow 5 O'Clock Shadow. 5 o'clock",
     "b c b c d hours", "a b c d e f", "year 2000 year 2000s YEAR 2000.", "A\u00d1O NUEVO a\u00f1o nuevos",
     "x y z w x y z x y z w w", "new york 5 a b c d 9 new york",
+]
+ADVERSARIAL += [    # sentence ends: after . ! ? behind closing quotes and brackets, not inside a token
+    "It took 5 hours. Then 9 days! 10 hours? 9", "5 hour.) 9 day\"' 10.'] 11 (12?\") 13",
+    "5 . 9 ! 10 ? 11 .. 12 ?! 13", "5 hours.9 days 10", "new york. city hall 5! new york city",
+    "9\u00a0day.\u20289 day\u3002 9 day\u201d 10",
 ]
 
 
