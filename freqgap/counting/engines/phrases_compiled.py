@@ -181,30 +181,24 @@ class CompiledPhrases:
 
     def _sequences(self, table: PhraseTable, codec) -> None:
         """The table of (hash, length) -> phrase and/or prefix of a longer phrase."""
-        rows = [(length, h, r, name) for length in table.lengths
-                for h, r, name in zip(table.hashes[length].tolist(), table.rows[length], table.names[length])]
-        self.p_off = np.zeros(len(rows) + 1, np.int64)
-        self.p_off[1:] = np.cumsum([length for length, *_ in rows])
-        self.p_ids = (np.concatenate([r for _, _, r, _ in rows]) if rows else np.zeros(1)).astype(np.int64)
-        self.p_code = codec.encode([name for *_, name in rows])
-        entries = {(length, h): [_PHRASE, p] for p, (length, h, _, _) in enumerate(rows)}
-        for length, hashes in table.prefixes.items():
-            for h in hashes.tolist():
-                entries.setdefault((length, h), [0, -1])[0] |= _PREFIX
-        size = 1 << max(4, (2 * len(entries)).bit_length())
+        lengths = [length for length in table.lengths for _ in table.names[length]]
+        self.p_off = np.zeros(len(lengths) + 1, np.int64)
+        self.p_off[1:] = np.cumsum(lengths)
+        self.p_ids = np.concatenate([table.rows[n].ravel() for n in table.lengths] or [np.zeros(1, np.int64)])
+        self.p_code = codec.encode([name for n in table.lengths for name in table.names[n]])
+        # entries: every phrase (kind _PHRASE, its row) and every prefix (kind _PREFIX)
+        e_len = np.concatenate([np.full(table.hashes[n].shape[0], n, np.int64) for n in table.lengths]
+                               + [np.full(h.shape[0], n, np.int64) for n, h in table.prefixes.items()])
+        e_hash = np.concatenate([table.hashes[n] for n in table.lengths] + list(table.prefixes.values()))
+        n_phrases = len(lengths)
+        e_kind = np.where(np.arange(e_len.shape[0]) < n_phrases, _PHRASE, _PREFIX).astype(np.int64)
+        e_phrase = np.where(e_kind == _PHRASE, np.arange(e_len.shape[0]), -1).astype(np.int64)
+        size = 1 << max(4, (2 * e_len.shape[0]).bit_length())
         self.t_hash = np.zeros(size, np.uint64)
         self.t_len = np.zeros(size, np.int64)
         self.t_kind = np.zeros(size, np.int64)
         self.t_phrase = np.full(size, -1, np.int64)
-        keys = list(entries)
-        if keys:
-            slots = _slots(np.array([h for _, h in keys], np.uint64), np.array([n for n, _ in keys], np.int64),
-                           size - 1)
-            for (length, h), slot in zip(keys, slots.tolist()):
-                while self.t_len[slot] > 0:
-                    slot = (slot + 1) & (size - 1)
-                self.t_hash[slot], self.t_len[slot] = h, length
-                self.t_kind[slot], self.t_phrase[slot] = entries[(length, h)]
+        _insert(e_hash, e_len, e_kind, e_phrase, self.t_hash, self.t_len, self.t_kind, self.t_phrase)
 
     def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
@@ -228,8 +222,16 @@ class CompiledPhrases:
 
 
 @njit(cache=True)
-def _slots(hashes, lengths, mask):
-    out = np.empty(hashes.shape[0], np.int64)
-    for i in range(hashes.shape[0]):
-        out[i] = _slot(hashes[i], lengths[i], mask)
-    return out
+def _insert(e_hash, e_len, e_kind, e_phrase, t_hash, t_len, t_kind, t_phrase):
+    """The entries into the sequence table by linear probing; an entry met again (a prefix
+    that is also a phrase) gains the kind and the phrase of the other."""
+    mask = t_hash.shape[0] - 1
+    for i in range(e_hash.shape[0]):
+        slot = _slot(e_hash[i], e_len[i], mask)
+        while t_len[slot] > 0 and not (t_len[slot] == e_len[i] and t_hash[slot] == e_hash[i]):
+            slot = (slot + 1) & mask
+        t_hash[slot] = e_hash[i]
+        t_len[slot] = e_len[i]
+        t_kind[slot] |= e_kind[i]
+        if e_phrase[i] >= 0:
+            t_phrase[slot] = e_phrase[i]

@@ -1,0 +1,133 @@
+"""Listed terms and multi-word phrases (SPEC §2, term lists): the worked example, the rules'
+refusals, the term list file, a property test of both engines against the reference, and
+100,000 listed terms."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from freqgap.config import ConfigError
+from freqgap.counting.engines import ENGINES
+from freqgap.counting.rules import TermRules
+from freqgap.counting.term_list import read_terms
+from freqgap.errors import FreqgapError
+from tests.counting.test_conformance import PHRASES, conform, engine_counts, reference_counts
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_worked_example(engine):
+    """SPEC §2: the longest phrase wins, a phrase's tokens are no terms of their own, and a
+    phrase's position is its first token's."""
+    rules = TermRules(terms=("New York", "new york city", "York"))
+    uni, pairs, _ = conform(engine, ["New York City 5 york new york"], rules)
+    assert uni == {"new york city": 1, "5": 1, "york": 1, "new york": 1}
+    assert pairs == {("5", "new york city"): 1, ("new york city", "york"): 1, ("5", "york"): 1,
+                     ("5", "new york"): 1, ("new york", "york"): 1}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_normalization_and_the_number_rule(engine):
+    """Case folds; attached punctuation matches only under strip-punct; list terms get no
+    plural; --only-listed drops numbers and vocabulary words."""
+    texts = ["Quellton. quellton QUELLTONS Apollo 11. 5 days"]
+    strict = conform(engine, texts, TermRules(terms=("Quellton", "apollo 11")))[0]
+    assert strict == {"quellton": 1, "5": 1, "day": 1}
+    strip = conform(engine, texts, TermRules(terms=("Quellton", "apollo 11"), number_rule="strip-punct"))[0]
+    assert strip == {"quellton": 2, "apollo 11": 1, "5": 1, "day": 1}
+    only = conform(engine, texts, TermRules(terms=("Quellton", "apollo 11"), listed_only=True))[0]
+    assert only == {"quellton": 1}
+
+
+def test_refused_terms():
+    for bad, why in (("days", "plural"), ("1990", "digits"), ("   ", "empty")):
+        with pytest.raises(ConfigError, match=why):
+            TermRules(terms=(bad,))
+    with pytest.raises(ConfigError, match="punctuation only"):
+        TermRules(terms=("New York .",), number_rule="strip-punct")
+    assert TermRules(terms=("days",), listed_only=True).terms == ("days",)
+
+
+def test_the_manifest_records_terms_only_when_listed():
+    assert "terms" not in TermRules().to_config() and "listed_only" not in TermRules().to_config()
+    rules = TermRules(terms=("New  York", "x"), term_meta=(("new york", "Q60", "city"),), listed_only=True)
+    config = rules.to_config()
+    assert config["terms"] == ["new york", "x"] and config["listed_only"] is True
+    assert TermRules.from_config(config) == rules
+
+
+def test_term_list_files(tmp_path):
+    rules = TermRules()
+    (tmp_path / "t.txt").write_text("# entities\nNew  York\n\nQuellton\n")
+    assert read_terms(tmp_path / "t.txt", rules).terms == ("new york", "quellton")
+    (tmp_path / "t.csv").write_text("term,id,category\nNew York,Q60,city\nquellton,,\n")
+    got = read_terms(tmp_path / "t.csv", rules)
+    assert got.terms == ("new york", "quellton") and got.term_meta == (("new york", "Q60", "city"),)
+    (tmp_path / "t.jsonl").write_text(json.dumps({"term": "Zorbia", "category": "country"}) + "\n")
+    assert read_terms(tmp_path / "t.jsonl", rules).term_meta == (("zorbia", None, "country"),)
+    pq.write_table(pa.table({"term": ["A b", "c"], "id": [1, 2]}), tmp_path / "t.parquet")
+    assert read_terms(tmp_path / "t.parquet", rules).term_meta == (("a b", "1", None), ("c", "2", None))
+    (tmp_path / "bad.txt").write_text("New York\nhours\n")
+    with pytest.raises(FreqgapError, match=r"bad.txt:2: .*plural"):
+        read_terms(tmp_path / "bad.txt", rules)
+    (tmp_path / "twice.csv").write_text("term,id\nNew York,1\nnew york,2\n")
+    with pytest.raises(FreqgapError, match=r"twice.csv:3: .*line 2"):
+        read_terms(tmp_path / "twice.csv", rules)
+
+
+# Tokens that make and break the listed phrases of test_conformance.PHRASES.
+PHRASE_TOKENS = st.sampled_from([
+    "new", "New", "NEW", "york", "York.", "city", "City,", "apollo", "11", "11.", "Quellton", "quellton.",
+    "hour", "hours", "glass", "kiwi", "pie", "Z\u00fcrich", "hbf", "\u212aelvin", "rd", "'em", "all",
+    "5", "o'clock", "shadow", "b", "c", "d", "year", "2000", "A\u00d1O", "nuevo", "x", "y", "z", "w", "9"])
+SEPARATORS = st.sampled_from([" ", "  ", "\n", "\u00a0", "\u2028", "\u3000"])
+PHRASE_DOC = st.lists(st.tuples(PHRASE_TOKENS, SEPARATORS), max_size=40).map(
+    lambda xs: "".join(t + s for t, s in xs))
+PHRASE_RULES = st.builds(TermRules, window=st.integers(2, 7), max_order=st.integers(1, 3),
+                         number_rule=st.sampled_from(["strict", "strip-punct"]),
+                         terms=st.lists(st.sampled_from(PHRASES), min_size=1, unique=True).map(tuple),
+                         listed_only=st.booleans())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(PHRASE_DOC, max_size=8), rules=PHRASE_RULES)
+def test_generated_phrase_texts_equal_the_reference(engine, texts, rules):
+    assert engine_counts(engine, texts, rules) == reference_counts(texts, rules)
+
+
+def _many_terms(n: int, rng: random.Random) -> tuple[list[str], tuple[str, ...]]:
+    """A pool of words and n listed terms: single words and phrases of 2 to 4 of the pool's
+    first words (so texts of those words hold many overlapping phrases)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(3 * n // 10)})
+    terms: set[str] = set()
+    while len(terms) < n:
+        size = rng.choice((1, 2, 2, 3, 4))
+        terms.add(" ".join(rng.choice(words[:3000] if size > 1 else words) for _ in range(size)))
+    return words[:3000], tuple(sorted(terms))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_100k_listed_terms(engine):
+    """100,000 listed terms (a fifth single words, the rest phrases of 2-4 words) count
+    exactly on both engines, in bounded time."""
+    rng = random.Random(41)
+    pool, terms = _many_terms(100_000, rng)
+    started = time.monotonic()
+    rules = TermRules(terms=terms)
+    assert len(rules.terms) == 100_000 and rules.max_phrase_tokens == 4
+    pieces = pool + ["5", "Day", "12"]
+    texts = [" ".join(rng.choice(terms) if rng.random() < 0.5 else rng.choice(pieces)
+                      for _ in range(rng.randint(0, 120))) for _ in range(120)]
+    got = engine_counts(engine, texts, rules)
+    assert time.monotonic() - started < 60
+    want = reference_counts(texts, rules)
+    assert got == want
+    assert sum(" " in t for t in want[0]) > 1000        # phrases were found, not just words
