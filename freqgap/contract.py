@@ -137,8 +137,10 @@ _STEP_BUCKET = Column("step_bucket", "int64",
                       "training-order counts only: the checkpoint step whose data holds the "
                       "occurrences (ω at step s = Σ count over step_bucket ≤ s)")
 _DOCUMENTS = Column("documents", "int64",
-                    "document-unit counts (`--unit document`) and `--doc-freq` only: the "
-                    "number of documents holding the term; `count` stays its occurrences")
+                    "counts by a unit other than the window (`--unit sentence|document|sequence`, "
+                    "the unit in the manifest's `config.unit`) and `--doc-freq` only: the number "
+                    "of units (sentences, documents or training sequences) holding the term; "
+                    "`count` stays its occurrences")
 _SUBSET = Column("subset", "string",
                  "`--by-subset` counts only: the record's subset (`meta.pile_set_name`, or "
                  "`--subset-field`; `''` for a record without it, and for Parquet rows); the "
@@ -156,11 +158,12 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "terms have count 0", optional=(_SUBSET, _STEP_BUCKET, _DOCUMENTS), optional_before="count",
             required=True),
     Dataset("pairs", ("count_terms",), "pairs/", _c("t1 t2 count:int64"), ("t1", "t2"),
-            "co-occurrences within the window (document unit: documents holding both, t1 ≠ t2), "
+            "co-occurrences within the window (other units: the units holding both, t1 ≠ t2), "
             "t1 ≤ t2 as strings", optional=(_SUBSET, _STEP_BUCKET),
             optional_before="count", required=True),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
-            ("t1", "t2", "t3"), "co-occurrences within the window, t1 ≤ t2 ≤ t3",
+            ("t1", "t2", "t3"), "co-occurrences within the window (other units: the units "
+            "holding all three, distinct; none with `--pairs`), t1 ≤ t2 ≤ t3",
             optional=(_SUBSET, _STEP_BUCKET), optional_before="count", required=True),
     Dataset("hits", ("count_terms",), "hits/",
             _c("n_terms:int64 t1 t2 t3 file line:int64 occurrences:int64 total_units:int64 "
