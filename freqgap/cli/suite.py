@@ -65,9 +65,9 @@ def _add_benchmark(p: argparse.ArgumentParser, name: str) -> None:
                             "print the JSON; no model is run")
     if name == "qa":
         p.add_argument("--count-inputs", metavar="DIR",
-                       help="write DIR/pairs.csv (for count --pairs), DIR/vocab.yaml (for "
-                            "--vocab) and DIR/entities.txt (one entity term per line) from "
-                            "--data and stop; then count with --unit document")
+                       help="write DIR/pairs.csv (for count --pairs), DIR/entities.txt (for "
+                            "--terms) and DIR/vocab.yaml (the one-word entities, for --vocab) "
+                            "from --data and stop; then count with --unit document")
     add_revision(p)
     add_device(p)
     add_dtype(p)
@@ -114,9 +114,9 @@ def _count_inputs(args: argparse.Namespace) -> int:
         raise UsageError(f"--count-inputs writes the counting job's inputs only; drop "
                          f"{', '.join(given)}")
     files = write_count_inputs(args.data, args.count_inputs)
-    print(f"wrote {files['pairs']}, {files['vocab']}, {files['entities']}; now: freqgap count "
-          f"--unit document --number-rule strip-punct --pairs {files['pairs']} --vocab "
-          f"{files['vocab']} --input CORPUS --out COUNTS")
+    print(f"wrote {files['pairs']}, {files['entities']}, {files['vocab']}; now: freqgap count "
+          f"--unit document --number-rule strip-punct --pairs {files['pairs']} --terms "
+          f"{files['entities']} --input CORPUS --out COUNTS")
     return 0
 
 

@@ -3,15 +3,16 @@ and the rule that judges an answer.
 
 The frequency key of an item is its (subject, answer entity) pair, and ω is the number of
 corpus documents holding both (`freqgap count --unit document`). The pair must be spelled
-as the counter spells terms, so an entity's term is defined here once (`entity_term`): the
-entity lower-cased, whitespace runs collapsed to one space. A multi-word entity is simply
-its string ("new york"), one term. The judging rule (`is_correct`) is the usual
+as the counter spells terms, so an entity's term is defined here once (`entity_term`), by
+the counter's normalization of a listed term. A multi-word entity is simply its string
+("new york"), one term (a phrase of a term list). The judging rule (`is_correct`) is the usual
 normalized exact match, so that "Quellton." and "the Quellton" are not counted wrong.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import string
 from dataclasses import dataclass
@@ -49,8 +50,21 @@ class Item:
 
 
 def entity_term(text: str) -> str:
-    """The term an entity is counted under: lower-case, whitespace runs as one space."""
-    return " ".join(text.lower().split())
+    """The term an entity is counted under: the counter's own normalization of a listed
+    term (TermRules.listed_term's tokens) under the strip-punct rule, which a count of
+    entities uses: each whitespace token lower-cased with ASCII punctuation stripped from
+    its ends, empty tokens dropped, joined by one space ("St. Louis" -> "st louis")."""
+    from freqgap.counting.rules import TERM_TOKEN_SEPARATOR
+
+    tokens = (_strip_punct_rules().normalize(t) for t in text.split())
+    return TERM_TOKEN_SEPARATOR.join(t for t in tokens if t)
+
+
+@functools.cache
+def _strip_punct_rules():
+    from freqgap.counting.rules import TermRules
+
+    return TermRules(number_rule="strip-punct")
 
 
 def normalize_answer(text: str) -> str:
@@ -104,6 +118,10 @@ def _item(obj: dict, path: Path, lineno: int) -> Item:
         relation = as_text(obj, "relation", path, lineno)
     item = Item(str(key), lineno, text["question"], text["answer"], text["subject"],
                 text["answer_entity"], relation, _aliases(obj, path, lineno))
+    for f in ("subject", "answer_entity"):
+        if not entity_term(text[f]):
+            raise SuiteDataError(f"{path}:{lineno}: field {f!r} is {text[f]!r}: punctuation "
+                                 "only, no term to count")
     if item.pair[0] == item.pair[1]:
         raise SuiteDataError(f"{path}:{lineno}: subject and answer_entity are the same term "
                              f"{item.pair[0]!r}; a document-unit pair needs two distinct terms")
@@ -135,15 +153,20 @@ def split_shots(items: list[Item], shots: int, path: str | Path) -> tuple[list[I
 
 
 def count_vocabulary(terms: list[str]) -> list[str]:
-    """The entity terms the counter takes through --vocab: single words that are not made
-    only of digits (a number is a term already; a phrase needs a term list)."""
-    return sorted({t for t in terms if " " not in t and not (t.isascii() and t.isdigit())})
+    """The entity terms the counter takes through --vocab: the listed terms of one word (a
+    phrase needs a term list)."""
+    return [t for t in listed_terms(terms) if " " not in t]
+
+
+def listed_terms(terms: list[str]) -> list[str]:
+    """The entity terms for a term list (--terms): all but numbers, which are terms already."""
+    return sorted({t for t in terms if not (t.isascii() and t.isdigit())})
 
 
 def write_count_inputs(items: list[Item], dest: str | Path) -> dict[str, Path]:
     """The counting job's inputs for these items under `dest`: pairs.csv (`t1,t2`, for
-    --pairs), entities.txt (one entity term per line, for a term list) and vocab.yaml (the
-    single-word entities, for --vocab)."""
+    --pairs), entities.txt (the entity terms but numbers, one per line, for --terms) and
+    vocab.yaml (the single-word ones, for --vocab, the older route)."""
     dest = Path(dest)
     pairs = sorted({it.pair for it in items})
     terms = sorted({t for p in pairs for t in p})
@@ -154,7 +177,7 @@ def write_count_inputs(items: list[Item], dest: str | Path) -> dict[str, Path]:
     files = {"pairs": dest / "pairs.csv", "entities": dest / "entities.txt",
              "vocab": dest / "vocab.yaml"}
     atomic_write_text(files["pairs"], buf.getvalue())
-    atomic_write_text(files["entities"], "".join(f"{t}\n" for t in terms))
+    atomic_write_text(files["entities"], "".join(f"{t}\n" for t in listed_terms(terms)))
     atomic_write_text(files["vocab"], "# single-word entity terms of the QA items: pass to "
                       "the counting job with --vocab\n"
                       + yaml.safe_dump(count_vocabulary(terms), default_flow_style=False))

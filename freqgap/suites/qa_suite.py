@@ -85,7 +85,7 @@ def check_document_counts(counts: Path, items: list[qa_items.Item], path: Path) 
     the document unit, a pair list without some pair, or (without a pair list) an entity
     the counter does not take as a term. One line naming the counts and what to run."""
     config = read_manifest(counts, stage="count_terms").get("config") or {}
-    hint = (f"count with --unit document --pairs FILE --vocab FILE (`freqgap suite qa --data "
+    hint = (f"count with --unit document --pairs FILE --terms FILE (`freqgap suite qa --data "
             f"{path} --count-inputs DIR` writes both)")
     unit = config.get("unit", "window")
     if unit != DOCUMENT_UNIT:
@@ -99,12 +99,14 @@ def check_document_counts(counts: Path, items: list[qa_items.Item], path: Path) 
                 f"{counts}: its pair list lacks {len(missing)} of the items' pairs, e.g. "
                 f"{missing[0].pair} ({path}:{missing[0].line}); " + hint)
         return
-    vocab, digits = set(config.get("vocab") or []), int(config.get("max_digits", 6))
+    listed_only = bool(config.get("listed_only"))
+    words = set(config.get("terms") or []) | (set() if listed_only else set(config.get("vocab") or []))
+    digits = 0 if listed_only else int(config.get("max_digits", 6))
     for it in items:
         for term in it.pair:
             number = term.isascii() and term.isdigit()
-            if (number and len(term) <= digits) or (not number and term in vocab):
+            if (number and len(term) <= digits) or (not number and term in words):
                 continue
             raise InputMismatchError(f"{counts}: {term!r} ({path}:{it.line}) is not a term of "
-                                     "this count (not in its vocabulary, a phrase, or a number "
-                                     f"of more than {digits} digits); " + hint)
+                                     "this count (in neither its term list nor its vocabulary, "
+                                     f"or a number of more than {digits} digits); " + hint)

@@ -40,10 +40,15 @@ def name(rng: random.Random) -> str:
             + "".join(rng.choice("aeiou" if i % 2 else "bdfgklmnprstvz") for i in range(6)))
 
 
+PHRASE_AT = SHOTS + 9      # this item's answer is a two-word entity (a phrase of --terms)
+
+
 def make_items(rng: random.Random) -> list[dict]:
     items = []
     for i in range(SHOTS + len(PLAN)):
         subject, answer = name(rng), name(rng)
+        if i == PHRASE_AT:
+            answer = f"Port {answer}"
         items.append({"id": f"q{i}", "question": f"What is the capital of {subject}?",
                       "answer": answer, "subject": subject, "answer_entity": answer,
                       "relation": "capital"})
@@ -80,13 +85,15 @@ def scripted_loader(items: list[dict]):
 
 
 def plain_expectation(items: list[dict], docs: list[str], level: float = 0.95):
-    """ω of every pair by a plain per-document scan (strip punctuation, lower-case), per-key
+    """ω of every pair by a plain per-document scan (tokens with punctuation stripped,
+    lower-cased; an entity is in a document when its tokens stand there in a row), per-key
     accuracy, Δ by the rank rule (SPEC §5: keys by ω then md5, 10 % bins) and the bins."""
-    sets = [{t.strip(string.punctuation).lower() for t in d.split()} - {""} for d in docs]
+    texts = [" " + " ".join(t.strip(string.punctuation).lower() for t in d.split()) + " "
+             for d in docs]
     keys = {}
     for it, (_, right) in zip(items[SHOTS:], PLAN):
         pair = tuple(sorted((it["subject"].lower(), it["answer_entity"].lower())))
-        omega = sum(1 for s in sets if pair[0] in s and pair[1] in s)
+        omega = sum(1 for t in texts if f" {pair[0]} " in t and f" {pair[1]} " in t)
         keys[",".join(pair)] = (omega, float(right))
     seen = sorted(((w, hashlib.md5(k.encode()).hexdigest(), a) for k, (w, a) in keys.items()
                    if w > 0))
@@ -130,20 +137,27 @@ def test_count_inputs_are_the_evaluated_pairs_and_their_words(qa_setup, tmp_path
     assert [tuple(p.split(",")) for p in pairs[1:]] == want
     entities = (tmp_path / "ci" / "entities.txt").read_text().split("\n")[:-1]
     assert entities == sorted({t for p in want for t in p})
-    assert "new york" == qa_items.entity_term("  New   York ")    # a phrase is its string
+    assert qa_items.entity_term("  St.   Louis, ") == "st louis"    # a phrase is one term
     assert qa_items.count_vocabulary(["new york", "1990", "zorbia"]) == ["zorbia"]
+    assert qa_items.listed_terms(["new york", "1990", "zorbia"]) == ["new york", "zorbia"]
+    assert any(" " in t for t in entities)
 
 
-def test_spark_document_counts_to_gaps_and_bins_equal_a_plain_computation(qa_setup, spark,
-                                                                          capsys):
+@pytest.fixture(scope="module")
+def qa_counts(qa_setup, spark):
+    """The real Spark job's document-unit count of the corpus, with the suite's inputs."""
     d = qa_setup["dir"]
     files = write_count_inputs(qa_setup["path"], d / "ci")
     counts = d / "counts"
     assert freqgap_main(["count", "--input", str(qa_setup["corpus"]), "--out", str(counts),
                          "--unit", "document", "--number-rule", "strip-punct",
-                         "--vocab", str(files["vocab"]), "--pairs", str(files["pairs"])]) == 0
-    capsys.readouterr()
-    res = run_qa(qa_setup["path"], counts, ["scripted"], d / "out",
+                         "--terms", str(files["entities"]), "--pairs", str(files["pairs"])]) == 0
+    return counts
+
+
+def test_spark_document_counts_to_gaps_and_bins_equal_a_plain_computation(qa_setup, qa_counts):
+    d = qa_setup["dir"]
+    res = run_qa(qa_setup["path"], qa_counts, ["scripted"], d / "out",
                  loader=scripted_loader(qa_setup["items"]), boot_reps=50)
     keys, delta, n_seen, bins = plain_expectation(qa_setup["items"], qa_setup["docs"])
     assert n_seen == 22 and len(keys) == len(PLAN)
@@ -165,6 +179,35 @@ def test_spark_document_counts_to_gaps_and_bins_equal_a_plain_computation(qa_set
     assert res["figure"].read_bytes()[:4] == b"\x89PNG"
     manifest = read_manifest(d / "out" / "qa", stage="suite_qa_bins")
     assert manifest["upstream"]["gaps"] == read_manifest(d / "out" / "gaps")["fingerprint"]
+
+
+def test_cli_with_a_tiny_model_generates_greedily_and_prints_delta_and_bins(
+        qa_setup, qa_counts, tiny_model_dir, tmp_path, capsys):
+    """A real (tiny, untrained) transformer through `freqgap suite qa`: each prediction is
+    the model's own greedy continuation of the prompt (the shots' cache changes nothing),
+    judged by the stated rule; the command prints Δ and the bins and draws the figure."""
+    from freqgap.inference.lm import GenerateRequest, get_lm
+
+    out = tmp_path / "o"
+    assert freqgap_main(["suite", "qa", "--data", str(qa_setup["path"]), "--models",
+                         str(tiny_model_dir), "--out", str(out), "--counts", str(qa_counts),
+                         "--device", "cpu", "--batch-size", "8"]) == 0
+    printed = capsys.readouterr().out
+    assert "Δ ×100 (top − bottom bin of pairs" in printed and "(22/2)" in printed
+    assert "accuracy ×100 by relevant documents" in printed and "ω      8–15:" in printed
+    assert (out / "qa" / "accuracy_by_documents.png").read_bytes()[:4] == b"\x89PNG"
+    preds = pq.read_table(next((out / "predictions").glob("*/predictions.parquet"))).to_pylist()
+    items = [qa_items._item(it, Path("x"), 1) for it in qa_setup["items"]]
+    prompts = [qa_items.prompt(items[:SHOTS], it) for it in items[SHOTS:]]
+    lm = get_lm(str(tiny_model_dir), device="cpu", batch_size=1)
+    try:
+        plain = lm.generate_until([GenerateRequest(p, max_new_tokens=16) for p in prompts])
+    finally:
+        lm.close()
+    preds.sort(key=lambda r: r["instance_id"])
+    assert [r["continuation"] for r in preds] == plain
+    assert [r["correct"] for r in preds] == [qa_items.is_correct(t, it)
+                                             for t, it in zip(plain, items[SHOTS:])]
 
 
 def test_window_counts_are_refused_before_any_model(qa_setup, tmp_path):
