@@ -225,17 +225,11 @@ def _plain_sequence_counts(sequences, tok, per_step, edges, rules):
         later = [e for e in edges if e > i // per_step]
         if not later:
             continue
-        pieces, current = [], []
-        for t in seq.tolist():
-            if t == tok.eos_token_id:
-                pieces.append(current)
-                current = []
-            else:
-                current.append(t)
-        pieces.append(current)
-        terms = [term for p in pieces if p
-                 for term in map(rules.term_of, tok.decode(p, skip_special_tokens=True).split())
-                 if term is not None]
+        ids = seq.tolist()
+        cuts = [-1] + [j for j, t in enumerate(ids) if t == tok.eos_token_id] + [len(ids)]
+        texts = [tok.decode(ids[a + 1:b], skip_special_tokens=True) for a, b in zip(cuts, cuts[1:])
+                 if b > a + 1]
+        terms = [t for t in map(rules.term_of, " ".join(texts).split()) if t is not None]
         held = sorted(set(terms))
         uni, docs, pairs, triples, n = out.setdefault(later[0], (Counter(), Counter(), Counter(),
                                                                 Counter(), [0]))
