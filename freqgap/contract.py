@@ -169,15 +169,19 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             _c("n_terms:int64 t1 t2 t3 file line:int64 occurrences:int64 total_units:int64 "
                "total_occurrences:int64"), ("t1", "t2", "t3", "file", "line"),
             "only with `count --hits KEYS_FILE`: per listed key (its n_terms terms sorted as "
-            "strings in t1..t3, unused slots null) the documents holding it, at most "
-            "`--hits-limit` of them, those of the smallest (file, line) (`file` as the "
-            "manifest's inputs name it, `line` the 1-based JSON Lines line or Parquet row), "
-            "with `occurrences`, the key's count in that document (window unit: its positions, "
-            "position pairs or triples within the window; document unit: a term's positions, "
-            "1 for a pair); `total_units` and `total_occurrences` are over every document "
-            "holding it, so total_occurrences equals the key's count in the counts tables "
-            "(and, document unit, a pair's total_units too); a key held by no document has no "
-            "row"),
+            "strings in t1..t3, unused slots null) the units holding it (documents; sentences "
+            "under the sentence unit), at most `--hits-limit` of them, those of the smallest "
+            "(file, line[, sentence]) (`file` as the manifest's inputs name it, `line` the "
+            "1-based JSON Lines line or Parquet row), with `occurrences`, the key's count in "
+            "that unit (a term's positions; window unit: a pair's or triple's position pairs "
+            "or triples within the window; other units: 1 for a pair or triple); "
+            "`total_units` and `total_occurrences` are over every unit holding it, so "
+            "total_occurrences equals the key's count in the counts tables (and, under a unit "
+            "other than the window, a pair's or triple's total_units too, and a term's "
+            "`documents`); a key held by no unit has no row",
+            optional=(Column("sentence", "int64", "sentence-unit hit lists only: the "
+                             "sentence's number within its document, from 1"),),
+            optional_before="occurrences"),
     Dataset("instances", ("instances", "suite_instances"), "instances.parquet",
             _INSTANCE_COLUMNS, ("task", "instance_id"),
             "one row per task instance; `x2` is the second operand as printed or the source "

@@ -357,5 +357,6 @@ def _run(args: argparse.Namespace) -> int:
         job = CountJob(spark, options)
     manifest = job.run()
     print(summary_text(manifest), flush=True)
-    print(f"wrote {args.out}/{{unigrams,pairs,triples}} and _manifest.json", flush=True)
+    hits = ",hits" if options.hits else ""
+    print(f"wrote {args.out}/{{unigrams,pairs,triples{hits}}} and _manifest.json", flush=True)
     return 0

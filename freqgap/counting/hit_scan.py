@@ -17,9 +17,9 @@ from freqgap.counting import kinds
 from freqgap.counting.engines.tokenize import TermOccurrences
 from freqgap.counting.engines.windows import pair_counts, triple_counts
 from freqgap.counting.hits import HitSettings
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import SENTENCE_UNIT, TermRules
 
-Hits = tuple[np.ndarray, np.ndarray, np.ndarray]      # (key index, document, occurrences)
+Hits = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]   # (key index, document, sentence, occurrences)
 
 
 def _expand(lo: np.ndarray, width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,81 +63,105 @@ class ChunkKeys:
         return index[at[hit]], doc[hit], count[hit]
 
 
-def chunk_hits(occ: TermOccurrences, settings: HitSettings, rules: TermRules) -> Hits:
-    """Every (key, document) of a chunk where the document holds the key, with the key's
-    occurrences there: a term's positions; a pair's or triple's position pairs or triples
-    within the window, or, under the document unit, 1 for a pair of two terms it holds."""
+def _sentences(texts, occ: TermOccurrences, doc: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit, sentence number from 1 within its document) of the masked occurrences, by
+    the sentence unit's own rule (engines/sentences.py): a document's first sentence is the
+    unit of its first token."""
+    from freqgap.counting.engines.sentences import sentence_units
+
+    unit = sentence_units(texts, occ)[0][mask]
+    docs = np.unique(doc)
+    first = TermOccurrences(docs, np.zeros(docs.size, np.int64), np.zeros(docs.size, np.int64),
+                            [], np.zeros(0, np.int64))
+    first_unit = sentence_units(texts, first)[0]
+    return unit, unit - first_unit[np.searchsorted(docs, doc)] + 1
+
+
+def chunk_hits(occ: TermOccurrences, settings: HitSettings, rules: TermRules, texts=None) -> Hits:
+    """Every (key, document, sentence, occurrences) of a chunk where the unit (the document,
+    or under the sentence unit the sentence; 0 otherwise) holds the key: a term's positions;
+    a pair's or triple's position pairs or triples within the window, or under another unit
+    1 for the unit holding all its terms."""
     keys = ChunkKeys(settings, occ)
-    empty = (np.zeros(0, np.int64),) * 3
     if not keys.tids.size:
-        return empty
+        return (np.zeros(0, np.int64),) * 4
     mask = np.isin(occ.term_id, keys.tids)
     doc = occ.doc[mask].astype(np.int64)
+    unit, sentence = doc, np.zeros(doc.size, np.int64)
+    if rules.unit == SENTENCE_UNIT:
+        unit, sentence = _sentences(texts, occ, doc, mask)
     rank = np.searchsorted(keys.tids, occ.term_id[mask])
     R = keys.size
-    # One id per (document, key term): doc * R + rank, ordered as documents, then strings.
-    entries, inverse, counts = np.unique(doc * R + rank, return_inverse=True, return_counts=True)
-    e_doc, e_rank = entries // R, entries % R
-    parts = [keys.lookup(1, e_rank, e_doc, counts)]
-    if keys.codes[2][0].size and rules.by_document:
-        parts.append(_pairs_held(keys, entries, e_doc, e_rank))
+    # One id per (unit, key term): unit * R + rank, ordered as units, then strings.
+    entries, first, inverse, counts = np.unique(unit * R + rank, return_index=True,
+                                                return_inverse=True, return_counts=True)
+    e_unit, e_rank = entries // R, entries % R
+    parts = [keys.lookup(1, e_rank, first, counts)]
+    if rules.by_unit:
+        parts += [_held(keys, n, entries, e_unit, e_rank, first) for n in (2, 3)]
     elif keys.codes[2][0].size or keys.codes[3][0].size:
         per_doc = TermOccurrences(doc, occ.pos[mask], inverse.reshape(-1).astype(np.int64),
                                   [""] * entries.size, np.zeros(0, np.int64))
         if keys.codes[2][0].size:
             ids, n = pair_counts(per_doc, rules.window)
-            a, b = entries[ids[:, 0]], entries[ids[:, 1]]
-            parts.append(keys.lookup(2, (a % R) * R + b % R, a // R, n))
+            a, b = entries[ids[:, 0]] % R, entries[ids[:, 1]] % R
+            parts.append(keys.lookup(2, a * R + b, first[ids[:, 0]], n))
         if keys.codes[3][0].size:
             ids, n = triple_counts(per_doc, rules.window)
-            a, b, c = (entries[ids[:, i]] for i in range(3))
-            parts.append(keys.lookup(3, ((a % R) * R + b % R) * R + c % R, a // R, n))
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+            a, b, c = (entries[ids[:, i]] % R for i in range(3))
+            parts.append(keys.lookup(3, (a * R + b) * R + c, first[ids[:, 0]], n))
+    key, at, n = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    return key, doc[at], sentence[at], n
 
 
-def _pairs_held(keys: ChunkKeys, entries: np.ndarray, e_doc: np.ndarray, e_rank: np.ndarray) -> Hits:
-    """Document unit: each (pair key, document) whose document holds both terms, once: each
-    entry (document, a) joined to the keys (a, b), then (document, b) looked up."""
-    codes, index = keys.codes[2]
+def _held(keys: ChunkKeys, n: int, entries: np.ndarray, e_unit: np.ndarray, e_rank: np.ndarray,
+          first: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each (key of n terms, unit) whose unit holds all its terms, once: each entry (unit, a)
+    joined to the keys whose first term is a, then (unit, b), (unit, c) looked up. Returns
+    (key index, an occurrence of the unit, 1) as ChunkKeys.lookup does."""
+    codes, index = keys.codes[n]
     R = keys.size
-    first, second = codes // R, codes % R         # codes sorted, so by first term
-    lo = np.searchsorted(first, e_rank, "left")
-    entry, at = _expand(lo, np.searchsorted(first, e_rank, "right") - lo)
-    want = e_doc[entry] * R + second[at]
-    found = np.minimum(np.searchsorted(entries, want), entries.size - 1)
-    held = entries[found] == want
-    return index[at[held]], e_doc[entry[held]], np.ones(int(held.sum()), np.int64)
+    lead = codes // R ** (n - 1)                  # codes sorted, so by first term
+    lo = np.searchsorted(lead, e_rank, "left")
+    entry, at = _expand(lo, np.searchsorted(lead, e_rank, "right") - lo)
+    held = np.ones(entry.size, bool)
+    for slot in range(1, n):
+        want = e_unit[entry] * R + (codes[at] // R ** (n - 1 - slot)) % R
+        found = np.minimum(np.searchsorted(entries, want), entries.size - 1)
+        held &= entries[found] == want
+    return index[at[held]], first[entry[held]], np.ones(int(held.sum()), np.int64)
 
 
 class TaskHits:
     """A count task's hit lists: exact totals per key, and per key the `limit` smallest
-    (file index, line) with the occurrences there."""
+    (file index, line, sentence) with the occurrences there."""
 
     def __init__(self, settings: HitSettings, rules: TermRules) -> None:
         self.settings, self.rules = settings, rules
         n = len(settings.keys)
         self.units = np.zeros(n, np.int64)
         self.occurrences = np.zeros(n, np.int64)
-        self.best: dict[int, list[tuple[int, int, int]]] = {}
+        self.best: dict[int, list[tuple[int, int, int, int]]] = {}
 
-    def add(self, occ: TermOccurrences, files, lines) -> None:
+    def add(self, occ: TermOccurrences, texts, files, lines) -> None:
         """A chunk's hits; its documents' files and lines (1-based JSON Lines line or
-        Parquet row) by their index in the chunk."""
-        key, doc, n = chunk_hits(occ, self.settings, self.rules)
+        Parquet row) by their index in the chunk; `texts` for the sentence unit."""
+        key, doc, sentence, n = chunk_hits(occ, self.settings, self.rules, texts)
         if not key.size:
             return
         np.add.at(self.units, key, 1)
         np.add.at(self.occurrences, key, n)
         fidx = np.asarray(files, np.int64)[doc]
         line = np.asarray(lines, np.int64)[doc]
-        order = np.lexsort((line, fidx, key))
-        key, fidx, line, n = key[order], fidx[order], line[order], n[order]
+        order = np.lexsort((sentence, line, fidx, key))
+        key, fidx, line, sentence, n = (a[order] for a in (key, fidx, line, sentence, n))
         starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
         limit = self.settings.limit
         for s, e in zip(starts.tolist(), np.append(starts[1:], key.size).tolist()):
             k = int(key[s])
             e = min(e, s + limit)
-            rows = list(zip(fidx[s:e].tolist(), line[s:e].tolist(), n[s:e].tolist()))
+            rows = list(zip(fidx[s:e].tolist(), line[s:e].tolist(), sentence[s:e].tolist(),
+                            n[s:e].tolist()))
             kept = self.best.get(k)
             self.best[k] = rows if kept is None else sorted(kept + rows)[:limit]
 
@@ -149,22 +173,23 @@ class TaskHits:
             kind += [f"{kinds.HIT_UNITS}{sep}{k}", f"{kinds.HIT_OCCURRENCES}{sep}{k}"]
             key += [None, None]
             count += [int(self.units[k]), int(self.occurrences[k])]
-            for fidx, line, n in self.best.get(k, ()):
-                kind.append(f"{kinds.HIT}{sep}{k}{sep}{fidx}")
+            for fidx, line, sentence, n in self.best.get(k, ()):
+                kind.append(f"{kinds.HIT}{sep}{k}{sep}{fidx}{sep}{sentence}")
                 key.append(line)
                 count.append(n)
         return kind, key, count
 
 
-def write_table(rows: list[tuple], directory: str) -> int:
-    """The hits table (freqgap.contract: `hits`) of the merged rows as one Parquet file under
-    `directory` (written even when empty, so the table has its schema); its rows."""
+def write_table(rows: list[tuple], directory: str, optional: tuple[str, ...] = ()) -> int:
+    """The hits table (freqgap.contract: `hits`, with the `optional` columns) of the merged
+    rows as one Parquet file under `directory` (written even when empty, so the table has
+    its schema); its rows."""
     import pyarrow.parquet as pq
 
     from freqgap.contract import DATASETS as CONTRACT
     from freqgap.counting.inputs import arrow_fs
 
-    schema = CONTRACT["hits"].schema()
+    schema = CONTRACT["hits"].schema(optional)
     table = pa_table(rows, schema)
     fs, path = arrow_fs(directory)
     fs.create_dir(path, recursive=True)

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from freqgap.counting import kinds
 from freqgap.counting.pair_list import term_rows
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import SEQUENCE_UNIT, TermRules
 from freqgap.errors import FreqgapError
 
 HITS_TABLE = "hits"           # the table's directory in the counts directory
@@ -54,41 +54,49 @@ class HitSettings:
 
 def _text_rows(path: Path) -> Iterable[tuple]:
     """(line number, term, …) of a text keys file: one key a line, its terms separated by
-    whitespace; blank lines and lines starting with # are left out."""
+    tabs where the line has one (so a term may be a phrase), else by whitespace; blank lines
+    and lines starting with # are left out."""
     with path.open(encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if line.strip() and not line.lstrip().startswith("#"):
-                yield (number, *line.split())
+                line = line.rstrip("\r\n")
+                terms = [t.strip() for t in line.split("\t")] if "\t" in line else line.split()
+                yield (number, *terms)
 
 
 def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
     """The keys of `path`, each term checked to be a term under `rules` as written, each key
-    to have a count under them (a pair needs --max-order 2, a triple 3 and the window unit;
-    with --pairs a pair must be listed there); sorted, repeats dropped."""
+    to have a count under them (a pair needs --max-order 2, a triple 3; under a unit other
+    than the window a key's terms are distinct, and with --pairs a pair must be listed there
+    and no triple has a count)."""
+    if rules.pythia_windows or rules.unit == SEQUENCE_UNIT:
+        raise FreqgapError("--hits lists documents or sentences by file and line: it takes the "
+                           "window, sentence or document unit and the default rule set")
     path = Path(path)
     if not path.is_file():
         raise FreqgapError(f"{path}: keys file not found (--hits: CSV with header t1[,t2[,t3]], "
                            "JSON Lines or Parquet with columns t1[, t2, t3], or text, one key a line)")
     rows = (_text_rows(path) if path.name.lower().endswith(TEXT_SUFFIXES)
             else term_rows(path, KEY_COLUMNS, need=1))
-    most = min(rules.max_order, 2 if rules.by_document else 3)
+    most = min(rules.max_order, 2 if rules.pairs else 3)
     keys = set()
     for number, *terms in rows:
         terms = [str(t) if isinstance(t, int) and not isinstance(t, bool) else t for t in terms]
         if not 1 <= len(terms) <= most:
             raise FreqgapError(f"{path}:{number}: a key of {len(terms)} terms; this count has keys "
-                               f"of 1 to {most} terms (pairs need --max-order 2, triples 3 and the "
-                               "window unit)")
+                               f"of 1 to {most} terms (pairs need --max-order 2, triples 3 and no "
+                               "--pairs)")
         for term in terms:
-            if not isinstance(term, str) or rules.term_of(term) != term:
+            if not rules.is_term(term):
                 raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
-                                   "number of 1..max_digits digits as written, or a lower-case "
-                                   "singular vocabulary word; add words with --vocab)")
+                                   "number of 1..max_digits digits as written, a lower-case "
+                                   "singular vocabulary word, or a listed term as normalized; add "
+                                   "words with --vocab, terms with --terms)")
         key = tuple(sorted(terms))
-        if rules.by_document and len(key) == 2:
-            if key[0] == key[1]:
-                raise FreqgapError(f"{path}:{number}: the pair ({key[0]}, {key[1]}) pairs a term "
-                                   "with itself; the document unit counts pairs of distinct terms")
+        if rules.by_unit and len(set(key)) < len(key):
+            raise FreqgapError(f"{path}:{number}: the key ({', '.join(key)}) repeats a term; the "
+                               f"{rules.unit} unit counts keys of distinct terms")
+        if len(key) == 2:
             if rules.pairs and key not in rules.pairs:
                 raise FreqgapError(f"{path}:{number}: the pair ({key[0]}, {key[1]}) is not in "
                                    "--pairs, so it has no count to agree with; add it there")
@@ -103,12 +111,12 @@ class HitMerge:
     smallest (file index, line). Absorbing each group's results as it comes keeps what the
     driver holds to keys x limit rows beyond one group's."""
 
-    def __init__(self, settings: HitSettings) -> None:
-        self.settings = settings
+    def __init__(self, settings: HitSettings, sentences: bool = False) -> None:
+        self.settings, self.sentences = settings, sentences
         n = len(settings.keys)
         self.units = [0] * n
         self.occurrences = [0] * n
-        self.best: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+        self.best: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]
 
     def absorb(self, results: Iterable) -> None:
         """Take the hit rows out of the task results' statistics (what is left is the
@@ -124,18 +132,25 @@ class HitMerge:
                 elif name == kinds.HIT_OCCURRENCES:
                     self.occurrences[k] += n
                 else:
-                    self.best[k].append((int(rest[0]), int(slot[1]), n))
+                    self.best[k].append((int(rest[0]), int(slot[1]), int(rest[1]), n))
                     touched.add(k)
         for k in touched:
             self.best[k] = sorted(self.best[k])[:self.settings.limit]
 
+    @property
+    def optional(self) -> tuple[str, ...]:
+        """The hits table's optional columns: `sentence` under the sentence unit."""
+        return ("sentence",) if self.sentences else ()
+
     def rows(self, paths: dict[int, str]) -> list[tuple]:
-        """The hits table's rows (freqgap.contract: `hits`), by key, then file and line."""
+        """The hits table's rows (freqgap.contract: `hits`, with `optional`'s columns), by
+        key, then file, line and sentence."""
         out = []
         for k, key in enumerate(self.settings.keys):
             terms = list(key) + [None] * (len(KEY_COLUMNS) - len(key))
-            for fidx, line, n in self.best[k]:
-                out.append((len(key), *terms, paths[fidx], line, n,
+            for fidx, line, sentence, n in self.best[k]:
+                out.append((len(key), *terms, paths[fidx], line,
+                            *((sentence,) if self.sentences else ()), n,
                             self.units[k], self.occurrences[k]))
         return out
 
@@ -143,5 +158,5 @@ class HitMerge:
         """Every listed hit belongs to a counted unit: a key's listed units are at most its
         total (an inconsistency here is a bug, never bad input)."""
         for k, best in enumerate(self.best):
-            if len(best) > self.units[k] or sum(n for *_, n in best) > self.occurrences[k]:
+            if len(best) > self.units[k] or sum(b[-1] for b in best) > self.occurrences[k]:
                 raise AssertionError(f"hit lists of key {self.settings.keys[k]} exceed its totals")

@@ -42,7 +42,7 @@ from freqgap.counting.corpus_check import verify_corpus_inputs
 from freqgap.counting.inputs import InputFile, check_unchanged, list_inputs
 from freqgap.counting.kinds import DATASETS, LAYOUT
 from freqgap.counting.records import MAX_SKIPPED_SHARE, refuse_mostly_skipped
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import SENTENCE_UNIT, TermRules
 from freqgap.counting.storage import Storage, qualify
 from freqgap.counting.vocab import refuse_plural_forms
 from freqgap.counting.exchange.task_results import WORK_FORMAT, TaskResult, key_ranges
@@ -129,12 +129,12 @@ def _reducer(runs: list, ranges: list, rules: TermRules, final: str, bucketed: b
     return reduce
 
 
-def _hits_writer(rows: list[tuple]):
+def _hits_writer(rows: list[tuple], optional: tuple[str, ...]):
     """map function: a directory -> the rows of the hits table written there."""
     def write(directory: str) -> int:
         from freqgap.counting.hit_scan import write_table    # in the worker (module docstring)
 
-        return write_table(rows, directory)
+        return write_table(rows, directory, optional)
     return write
 
 
@@ -392,9 +392,8 @@ class CountJob:
         merged.check()
         rows, final = merged.rows(paths), f"{self.work}/final/{HITS_TABLE}"
         sc = self.spark.sparkContext
-        written = sc.parallelize([final], 1).map(_hits_writer(rows)).collect()[0]
+        written = sc.parallelize([final], 1).map(_hits_writer(rows, merged.optional)).collect()[0]
         return {HITS_TABLE: written}
-
 
     def _statistics(self, results: list[TaskResult], reduced: list[dict[str, Any]],
                     files: list[InputFile]) -> dict[str, Any]:
@@ -478,7 +477,8 @@ class CountJob:
                 if n.endswith(".json") and not n.startswith(".")}
         results: list[TaskResult] = []
         redone = 0
-        self.hit_merge = HitMerge(self.opts.hits) if self.opts.hits else None
+        self.hit_merge = (HitMerge(self.opts.hits, self.rules.unit == SENTENCE_UNIT)
+                          if self.opts.hits else None)
         for number, group in enumerate(groups):
             name = f"g{number:05d}"
             marker = f"{self.work}/groups/{name}.json"

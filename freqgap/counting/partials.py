@@ -430,7 +430,7 @@ class _CountTask:
         the chunk's terms are found once more, names and all, for them (before the count:
         a finder may reuse its arrays)."""
         if self.hits is not None:
-            self.hits.add(self.finder(texts), files, lines)
+            self.hits.add(self.finder(texts), texts, files, lines)
         try:
             parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
         except UnitTooLarge as exc:

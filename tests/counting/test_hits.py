@@ -19,7 +19,7 @@ from freqgap.counting import partials
 from freqgap.counting.engines import ENGINES
 from freqgap.counting.exchange.runs import spill
 from freqgap.counting.hits import HitMerge, HitSettings, read_keys
-from freqgap.counting.reference import count_texts
+from freqgap.counting.reference import _ends_sentence, count_texts
 from freqgap.counting.rules import TermRules
 from freqgap.errors import FreqgapError
 from tests.counting.corpus_utils import write_jsonl
@@ -28,25 +28,46 @@ from tests.counting.test_job import random_texts
 
 WINDOW = TermRules()
 DOCUMENT = TermRules(unit="document")
+SENTENCE = TermRules(unit="sentence")
 WINDOW_KEYS = (("5",), ("hour",), ("12", "5"), ("5", "5"), ("day", "hour"), ("7", "hour"),
-               ("05", "12", "5"), ("5", "5", "5"), ("9",), ("10", "9"), ("9", "9", "9"))
-DOCUMENT_KEYS = tuple(k for k in WINDOW_KEYS if len(k) < 3 and len(set(k)) == len(k))
+               ("05", "12", "5"), ("5", "5", "5"), ("9",), ("10", "9"), ("9", "9", "9"),
+               ("12", "5", "hour"))
+UNIT_KEYS = tuple(k for k in WINDOW_KEYS if len(set(k)) == len(k))
+
+
+def units_of(docs: list[tuple[str, int, str]], rules: TermRules) -> list[tuple]:
+    """(file, line, (sentence,) or (), text of the unit) of every unit: a document, or under
+    the sentence unit each of its sentences (ended by a token the reference says ends one)."""
+    if rules.unit != "sentence":
+        return [(path, line, (), text) for path, line, text in docs]
+    out = []
+    for path, line, text in docs:
+        sentences = [[]]
+        for token in text.split():
+            sentences[-1].append(token)
+            if _ends_sentence(token):
+                sentences.append([])
+        out += [(path, line, (i + 1,), " ".join(tokens)) for i, tokens in enumerate(sentences) if tokens]
+    return out
 
 
 def plain_scan(docs: list[tuple[str, int, str]], keys, rules: TermRules, limit: int) -> list[tuple]:
-    """The hits table's rows by a plain scan: docs are (file, line, text)."""
+    """The hits table's rows by a plain scan: docs are (file, line, text); each unit is
+    counted alone (a sentence as a document of its own)."""
+    alone = DOCUMENT if rules.unit == "sentence" else rules
+    counted = [(path, line, sentence, count_texts([text], alone))
+               for path, line, sentence, text in sorted(units_of(docs, rules))]
     rows = []
     for key in HitSettings(keys).keys:                  # in the table's order
         held = []
-        for path, line, text in sorted(docs):
-            ref = count_texts([text], rules)
+        for path, line, sentence, ref in counted:
             table = (ref.unigrams, ref.pairs, ref.triples)[len(key) - 1]
             n = table[key[0] if len(key) == 1 else key]
             if n:
-                held.append((path, line, n))
-        total = sum(n for *_, n in held)
+                held.append((path, line, *sentence, n))
+        total = sum(h[-1] for h in held)
         terms = list(key) + [None] * (3 - len(key))
-        rows += [(len(key), *terms, path, line, n, len(held), total) for path, line, n in held[:limit]]
+        rows += [(len(key), *terms, *h, len(held), total) for h in held[:limit]]
     return rows
 
 
@@ -56,17 +77,19 @@ def task_hits(engine: str, texts: list[str], rules: TermRules, settings: HitSett
     rows = [(0, i + 1, json.dumps({"text": t}).encode(), False, None) for i, t in enumerate(texts)]
     batches = partials.count_lines(rows, rules, "fail", {0: "f.jsonl"}, engine, hits=settings)
     result = spill(batches, str(tmp_path / engine))
-    merged = HitMerge(settings)
+    merged = HitMerge(settings, rules.unit == "sentence")
     merged.absorb([result])
     assert not any(kind.startswith("hit") for kind, _ in result.stats)
     return merged.rows({0: "f.jsonl"})
 
 
 @pytest.mark.parametrize("rules, keys", [(WINDOW, WINDOW_KEYS), (TermRules(window=3), WINDOW_KEYS),
-                                         (DOCUMENT, DOCUMENT_KEYS)], ids=["window5", "window3", "document"])
+                                         (DOCUMENT, UNIT_KEYS), (SENTENCE, UNIT_KEYS)],
+                         ids=["window5", "window3", "document", "sentence"])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_task_s_hits_equal_a_plain_scan(engine, rules, keys, tmp_path):
-    texts = ADVERSARIAL + ["5 5 5 9 9 9", "day 5 x hours"] + random_texts(3, 200, max_len=40)
+    texts = ADVERSARIAL + ["5 5 5 9 9 9", "day 5 x hours", "12 hours. 5 (9 10)! 12 5 day?\" 9"]
+    texts += [t.replace(" x ", " x. ") for t in random_texts(3, 200, max_len=40)]
     for limit in (1, 4, 1000):
         settings = HitSettings(keys, limit)
         want = plain_scan([("f.jsonl", i + 1, t) for i, t in enumerate(texts)], keys, rules, limit)
@@ -88,13 +111,13 @@ def _keys_file(path, keys) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("rules, keys", [(WINDOW, WINDOW_KEYS), (DOCUMENT, DOCUMENT_KEYS)],
-                         ids=["window", "document"])
+@pytest.mark.parametrize("rules, keys", [(WINDOW, WINDOW_KEYS), (DOCUMENT, UNIT_KEYS),
+                                         (SENTENCE, UNIT_KEYS)], ids=["window", "document", "sentence"])
 def test_spark_hits_do_not_depend_on_partitioning_and_agree_with_the_counts(spark, tmp_path, rules, keys):
     from freqgap.counting.job import run_count
     from freqgap.manifest import read_manifest
 
-    texts = random_texts(11, 240, max_len=50)
+    texts = [t.replace(" x ", " x. ") for t in random_texts(11, 240, max_len=50)]
     names = ["a.jsonl", "b.jsonl.zst", "c.jsonl.gz"]
     docs = []
     for i, name in enumerate(names):
@@ -116,15 +139,17 @@ def test_spark_hits_do_not_depend_on_partitioning_and_agree_with_the_counts(spar
         rows = pq.read_table(tmp_path / out / "hits").to_pylist()
         assert manifest["outputs"]["hits"]["rows"] == len(rows)
         tables.append([tuple(r.values()) for r in rows])
-        counts = {(r["term"],): r["count"] for r in pq.read_table(tmp_path / out / "unigrams").to_pylist()}
+        unigrams = pq.read_table(tmp_path / out / "unigrams").to_pylist()
+        counts = {(r["term"],): r["count"] for r in unigrams}
+        units = {(r["term"],): r.get("documents") for r in unigrams}
         counts.update({(r["t1"], r["t2"]): r["count"] for r in pq.read_table(tmp_path / out / "pairs").to_pylist()})
         counts.update({(r["t1"], r["t2"], r["t3"]): r["count"]
                        for r in pq.read_table(tmp_path / out / "triples").to_pylist()})
         for r in rows:
             key = tuple(t for t in (r["t1"], r["t2"], r["t3"]) if t is not None)
             assert r["total_occurrences"] == counts[key]
-            if rules.by_document and len(key) == 2:
-                assert r["total_units"] == counts[key]
+            if rules.by_unit:
+                assert r["total_units"] == (units[key] if len(key) == 1 else counts[key])
     assert tables[0] == tables[1] == plain_scan(docs, keys, rules, 3)
 
 
@@ -155,8 +180,10 @@ def test_keys_files_in_each_format(tmp_path):
     ("5\nhours\n", WINDOW, "k.txt:2: 'hours' is not a term"),
     ("", WINDOW, "the keys file is empty"),
     ("# only a comment\n", WINDOW, "the keys file is empty"),
-    ("5 5\n", DOCUMENT, "k.txt:1: the pair (5, 5) pairs a term with itself"),
-    ("5 12 7\n", DOCUMENT, "k.txt:1: a key of 3 terms"),
+    ("5 5\n", DOCUMENT, "k.txt:1: the key (5, 5) repeats a term"),
+    ("5 12 5\n", SENTENCE, "k.txt:1: the key (12, 5, 5) repeats a term"),
+    ("5 12 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: a key of 3 terms"),
+    ("5 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: the pair (5, 7) is not in --pairs"),
     ("5 12\n", TermRules(max_order=1), "k.txt:1: a key of 2 terms"),
 ])
 def test_a_bad_keys_file_is_named_by_line(tmp_path, content, rules, message):
