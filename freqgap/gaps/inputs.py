@@ -20,8 +20,11 @@ from freqgap.errors import FreqgapError, InputMismatchError
 from freqgap.manifest import MANIFEST_NAME, read_manifest
 from freqgap.gaps.options import GapsOptions
 
-# Settings of the counts that change what a term or a co-occurrence is (SPEC §2).
-COUNT_SETTINGS = ("window", "number_rule", "max_digits")
+# Settings of the counts that change what a term or a co-occurrence is (SPEC §2). `unit` is
+# recorded only by instances that need one (the QA suite's documents); a count records no
+# unit when it is the window, the default.
+COUNT_SETTINGS = ("window", "number_rule", "max_digits", "unit")
+UNRECORDED_DEFAULTS = {"unit": "window"}
 
 
 class GapsInputError(FreqgapError):
@@ -101,9 +104,12 @@ def dataset_glob(base: Path, name: str, contract: str | None = None) -> str | No
 
 def _setting_differences(counts_conf: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
     """`key=counts' value vs recorded value` for the settings that differ."""
-    return [f"{key}={counts_conf.get(key)!r} but the instances were made from counts with "
+    def have(key: str) -> Any:
+        return counts_conf.get(key, UNRECORDED_DEFAULTS.get(key))
+
+    return [f"{key}={have(key)!r} but the instances were made from counts with "
             f"{key}={recorded.get(key)!r}" for key in COUNT_SETTINGS
-            if key in recorded and recorded.get(key) != counts_conf.get(key)]
+            if key in recorded and recorded.get(key) != have(key)]
 
 
 def check_counts_match_instances(counts_dir: Path, counts_manifest: dict[str, Any],

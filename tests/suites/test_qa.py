@@ -210,6 +210,30 @@ def test_cli_with_a_tiny_model_generates_greedily_and_prints_delta_and_bins(
                                              for t, it in zip(plain, items[SHOTS:])]
 
 
+def test_gaps_over_qa_instances_refuses_counts_of_another_unit(qa_setup, qa_counts, tmp_path,
+                                                               capsys):
+    """`freqgap gaps` on the suite's tables: the instances record the document unit."""
+    import shutil
+
+    from freqgap.suites.pipeline import run
+
+    out = tmp_path / "o"
+    run("qa", qa_setup["path"], ["scripted"], out, loader=scripted_loader(qa_setup["items"]))
+    window = tmp_path / "window"
+    shutil.copytree(qa_counts, window)
+    manifest = json.loads((window / "_manifest.json").read_text())
+    for key in ("unit", "max_unit_terms", "pairs"):
+        del manifest["config"][key]
+    del manifest["fingerprint"]
+    write_manifest(window, manifest)
+    argv = ["gaps", "--instances", str(out / "instances"), "--predictions",
+            f"{out}/predictions/*/", "--boot-reps", "0"]
+    assert freqgap_main(argv + ["--counts", str(window), "--out", str(tmp_path / "g1")]) == 2
+    assert ("counts were made with unit='window' but the instances were made from counts "
+            "with unit='document'") in capsys.readouterr().err
+    assert freqgap_main(argv + ["--counts", str(qa_counts), "--out", str(tmp_path / "g2")]) == 0
+
+
 def test_window_counts_are_refused_before_any_model(qa_setup, tmp_path):
     counts = tmp_path / "counts"
     counts.mkdir()
