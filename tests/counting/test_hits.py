@@ -8,6 +8,7 @@ Spark job under different partitionings, whose hits tables must be identical."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -23,7 +24,7 @@ from freqgap.counting.reference import _ends_sentence, count_texts
 from freqgap.counting.rules import TermRules
 from freqgap.errors import FreqgapError
 from tests.counting.corpus_utils import write_jsonl
-from tests.counting.test_conformance import ADVERSARIAL
+from tests.counting.test_conformance import ADVERSARIAL, PHRASES
 from tests.counting.test_job import random_texts
 
 WINDOW = TermRules()
@@ -33,6 +34,8 @@ WINDOW_KEYS = (("5",), ("hour",), ("12", "5"), ("5", "5"), ("day", "hour"), ("7"
                ("05", "12", "5"), ("5", "5", "5"), ("9",), ("10", "9"), ("9", "9", "9"),
                ("12", "5", "hour"))
 UNIT_KEYS = tuple(k for k in WINDOW_KEYS if len(set(k)) == len(k))
+PHRASE_KEYS = (("new york",), ("new york city",), ("5", "new york"), ("new york", "york"),
+               ("9", "new york"), ("hour", "new york", "york"), ("york",), ("hour glass", "hour"))
 
 
 def units_of(docs: list[tuple[str, int, str]], rules: TermRules) -> list[tuple]:
@@ -54,7 +57,7 @@ def units_of(docs: list[tuple[str, int, str]], rules: TermRules) -> list[tuple]:
 def plain_scan(docs: list[tuple[str, int, str]], keys, rules: TermRules, limit: int) -> list[tuple]:
     """The hits table's rows by a plain scan: docs are (file, line, text); each unit is
     counted alone (a sentence as a document of its own)."""
-    alone = DOCUMENT if rules.unit == "sentence" else rules
+    alone = dataclasses.replace(rules, unit="document") if rules.unit == "sentence" else rules
     counted = [(path, line, sentence, count_texts([text], alone))
                for path, line, sentence, text in sorted(units_of(docs, rules))]
     rows = []
@@ -84,17 +87,20 @@ def task_hits(engine: str, texts: list[str], rules: TermRules, settings: HitSett
 
 
 @pytest.mark.parametrize("rules, keys", [(WINDOW, WINDOW_KEYS), (TermRules(window=3), WINDOW_KEYS),
-                                         (DOCUMENT, UNIT_KEYS), (SENTENCE, UNIT_KEYS)],
-                         ids=["window5", "window3", "document", "sentence"])
+                                         (DOCUMENT, UNIT_KEYS), (SENTENCE, UNIT_KEYS),
+                                         (TermRules(terms=PHRASES), PHRASE_KEYS),
+                                         (TermRules(unit="sentence", terms=PHRASES), PHRASE_KEYS)],
+                         ids=["window5", "window3", "document", "sentence", "phrases", "sentence-phrases"])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_task_s_hits_equal_a_plain_scan(engine, rules, keys, tmp_path):
-    texts = ADVERSARIAL + ["5 5 5 9 9 9", "day 5 x hours", "12 hours. 5 (9 10)! 12 5 day?\" 9"]
+    texts = ADVERSARIAL + ["5 5 5 9 9 9", "day 5 x hours", "12 hours. 5 (9 10)! 12 5 day?\" 9",
+                          "New York 5 york. new york hours York 9 New York City"]
     texts += [t.replace(" x ", " x. ") for t in random_texts(3, 200, max_len=40)]
     for limit in (1, 4, 1000):
         settings = HitSettings(keys, limit)
         want = plain_scan([("f.jsonl", i + 1, t) for i, t in enumerate(texts)], keys, rules, limit)
         assert task_hits(engine, texts, rules, settings, tmp_path / str(limit)) == want
-    assert {r[1:4] for r in want} == {tuple(k) + (None,) * (3 - len(k)) for k in keys}
+    assert {r[1:4] for r in want} == {k + (None,) * (3 - len(k)) for k in HitSettings(keys).keys}
 
 
 def test_the_window_unit_counts_a_pair_s_position_pairs_per_document(tmp_path):
@@ -214,3 +220,14 @@ def test_resume_with_other_hit_settings_is_refused(spark, tmp_path):
         job = CountJob(spark, CountOptions(inputs, out, WINDOW, resume=True, hits=hits))
         with pytest.raises(CountJobError, match="inputs or settings changed"):
             job.run()
+
+
+def test_keys_name_listed_phrases(tmp_path):
+    rules = TermRules(terms=PHRASES)
+    (tmp_path / "k.txt").write_text("new york\t5\nnew york city\n")
+    (tmp_path / "k.csv").write_text("t1,t2\nnew york,5\nnew york city,\n")
+    for name in ("k.txt", "k.csv"):
+        assert HitSettings(read_keys(tmp_path / name, rules)).keys == (("new york city",), ("5", "new york"))
+    (tmp_path / "bad.txt").write_text("new york 5\n")          # no tab: three one-token terms
+    with pytest.raises(FreqgapError, match="bad.txt:1: 'new' is not a term"):
+        read_keys(tmp_path / "bad.txt", rules)
