@@ -423,7 +423,7 @@ class CountJob:
             if name in (kinds.LINES, kinds.BYTES, kinds.DOCS, kinds.TOKENS):
                 per_file[int(args[0])][name] = int(n)
             elif name == kinds.SUBSET:
-                subsets[args[0]] = int(n)
+                subsets[kind.split(kinds.SEP, 1)[1]] = int(n)      # a name may hold a tab
             else:
                 entry = skipped.setdefault(by_index[int(args[0])], {}).setdefault(
                     args[1], {"count": 0, "first_lines": []})
@@ -453,7 +453,33 @@ class CountJob:
             "per_file": per_file,
             "subsets": subsets,
             "skipped": skipped,
+            **({"subset_totals": self._subset_totals(reduced, subsets, per_file)}
+               if self.rules.by_subset else {}),
         }
+
+    @staticmethod
+    def _subset_totals(reduced: list[dict[str, Any]], subsets: dict[str, int],
+                       per_file: dict[int, dict[str, int]]) -> dict[str, dict[str, int]]:
+        """A count by subset's totals per subset: documents, and distinct terms, pairs and
+        triples with their occurrences (the reduce's sums of the labelled kinds, `u@<subset>`
+        ...; the records without a subset are kinds.NO_SUBSET's)."""
+        documents = {name: n for name, n in subsets.items() if name != kinds.NO_SUBSET}
+        documents[kinds.NO_SUBSET] = sum(v.get(kinds.DOCS, 0) for v in per_file.values()) - sum(documents.values())
+        names = {"unigrams": "terms", "pairs": "pairs", "triples": "triples"}
+        fields = {kind: (f"distinct_{names[table]}", f"{names[table][:-1]}_occurrences")
+                  for table, (kind, _) in LAYOUT.items()}
+        zero = {f: 0 for pair in fields.values() for f in pair}
+        out = {name: {"documents": n, **zero} for name, n in documents.items()}
+        for part in reduced:
+            for kind, (rows, n) in part["kinds"].items():
+                base, _, label = kind.partition(kinds.LABEL)
+                if base in fields:
+                    entry = out.setdefault(label, {"documents": 0, **zero})
+                    entry[fields[base][0]] += rows
+                    entry[fields[base][1]] += n
+        if not any(out[kinds.NO_SUBSET].values()):
+            del out[kinds.NO_SUBSET]        # every record had a subset
+        return dict(sorted(out.items()))
 
     def _unit_total(self, by_kind: dict[str, list[int]], per_file: dict[int, dict[str, int]]) -> dict[str, int]:
         """Under a unit other than the window, `units`: the units counted (the documents, or
@@ -562,6 +588,7 @@ class CountJob:
                                   groups={"count": len(groups), "counted_this_run": redone},
                                   outputs={n: {"rows": rows} for n, rows in stats["sizes"].items()},
                                   files=self._file_records(),     # readers check them
+                                  **{k: stats[k] for k in ("subset_totals",) if k in stats},
                                   **self.manifest_extra())
         text = manifest_text(manifest)
         self.storage.write_text_atomic(f"{self.out}/{MANIFEST_NAME}", text)
@@ -597,6 +624,9 @@ def summary_text(manifest: dict[str, Any]) -> str:
     if limit:
         lines.insert(0, f"dry run: the first {limit:,} records only (count --limit {limit}); "
                         "not a full count")
+    if "subset_totals" in manifest:
+        lines.append(f"  by subset: {len(manifest['subset_totals']):,} subsets (rows are per term and "
+                     "subset; each subset's totals: _manifest.json subset_totals)")
     for path, reasons in sorted(manifest.get("skipped", {}).items()):
         for reason, info in sorted(reasons.items()):
             lines.append(f"    {path}: {info['count']} x {reason} (lines {info['first_lines'][:5]})")

@@ -4,7 +4,7 @@ Why a module of its own: the driver reads task results by these names (statistic
 reports) and must not import the task code (numpy, pyarrow) to do so.
 
 Count rows have kind u/p/t, or d (the document unit's documents per term; a step-bucketed
-count `u@<bucket>` ...) and an int64 term key;
+count `u@<bucket>` ..., a count by subset `u@<subset>` ...) and an int64 term key;
 statistics travel in the same narrow table with a tab-joined label as kind (`docs<TAB>3`,
 `skips<TAB>3<TAB>not valid JSON`, the hit lists' rows), so one exact sum gives counts, totals
 and skip reports.
@@ -23,6 +23,8 @@ SKIP_EXAMPLES = 20
 # line as key and the unit's occurrences; `hitunits<TAB>key` and `hitocc<TAB>key` the totals.
 HIT, HIT_UNITS, HIT_OCCURRENCES = "hit", "hitunits", "hitocc"
 SEP = "\t"
+LABEL = "@"       # a labelled count kind: `u@<step bucket>`, or `u@<subset>` (--by-subset)
+NO_SUBSET = ""    # --by-subset: the subset of a record without the field (and of a Parquet row)
 
 DATASETS = ("unigrams", "pairs", "triples")
 # dataset -> (partial kind, number of terms in a key)
@@ -33,3 +35,8 @@ def is_count_kind(kind: str) -> bool:
     """Count rows (u, p, t, d, or u@<bucket> ...) go to run files; the rest are statistics."""
     base = kind.split("@", 1)[0]
     return base in COUNT_KINDS or base in (UNIT_DOCS, UNIT_COUNT)
+
+
+def with_label(kind: str, label: object) -> str:
+    """A count kind labelled by a step bucket or a subset (any string, "" too)."""
+    return f"{kind}{LABEL}{label}"

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pajson
 
-from freqgap.counting import arrow_arrays
+from freqgap.counting import arrow_arrays, subsets
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import get_engine
 from freqgap.counting.records import RecordError, check_text, parse_record
@@ -237,7 +237,8 @@ class _ArrowChunk:
         self.size += len(payload)
 
     def fast_texts(self, text_field: str):
-        """(Arrow texts, {subset: documents}), or None when the chunk needs the Python path."""
+        """(Arrow texts, {subset: documents}, each text's subset as Arrow's reader gave it or
+        None), or None when the chunk needs the Python path."""
         parsed = self.arrow_texts(text_field)
         if parsed is None:
             return None
@@ -248,7 +249,7 @@ class _ArrowChunk:
         counts = {} if subsets is None else {item["values"]: item["counts"] for item in
                                              pc.value_counts(subsets).to_pylist()
                                              if item["values"] is not None}
-        return texts, counts
+        return texts, counts, subsets
 
     def arrow_texts(self, text_field: str):
         """(texts, subsets) as Arrow arrays, or None when the chunk needs the Python path."""
@@ -424,13 +425,24 @@ class _CountTask:
             if self.chunk.size >= COUNT_CHUNK_BYTES:
                 yield from self.flush_json()
 
-    def count(self, texts, files, lines) -> Iterator[pa.RecordBatch]:
+    def count(self, texts, files, lines, names=None) -> Iterator[pa.RecordBatch]:
         """A chunk's texts counted, their tokens added to their files' statistics; a text
         the document unit refuses is named by its file and line (`lines`). With hit lists
         the chunk's terms are found once more, names and all, for them (before the count:
-        a finder may reuse its arrays)."""
+        a finder may reuse its arrays). Counts by subset: `names` holds each text's subset
+        (None: none), and each subset's texts are counted on their own (counting/subsets.py)."""
         if self.hits is not None:
             self.hits.add(self.finder(texts), texts, files, lines)
+        if names is None:
+            yield from self.count_group(texts, files, lines)
+            return
+        files, lines = np.asarray(files), np.asarray(lines)
+        for name, index in subsets.groups(names):
+            yield from self.count_group(subsets.take(texts, index), files[index], lines[index], name)
+
+    def count_group(self, texts, files, lines, subset: str | None = None) -> Iterator[pa.RecordBatch]:
+        """count's step for one group of texts (all of a chunk's, or one subset's: its kinds
+        labelled)."""
         try:
             parts, tokens = self.engine.chunk_keys(texts, self.rules, self.codec, self.finder)
         except UnitTooLarge as exc:
@@ -439,13 +451,13 @@ class _CountTask:
         files_arr = np.asarray(files)
         for fidx in np.unique(files_arr).tolist():
             self.acc.file_stats(fidx)[3] += int(tokens[files_arr == fidx].sum())
-        yield from self.sums.add(parts)
+        yield from self.sums.add(parts if subset is None else subsets.labelled(parts, subset))
 
-    def parse_each(self, records) -> tuple[list[str], list[int], list[int]]:
-        """The Python path, record by record: (texts, files, lines); names or skips a bad
-        record (each was counted as a document when added)."""
+    def parse_each(self, records) -> tuple[list[str], list[int], list[int], list[str | None]]:
+        """The Python path, record by record: (texts, files, lines, subsets); names or skips
+        a bad record (each was counted as a document when added)."""
         acc = self.acc
-        texts, files, lines = [], [], []
+        texts, files, lines, names = [], [], [], []
         for fidx, number, payload in records:
             try:
                 text, subset = parse_record(payload, self.rules.text_field, self.rules.subset_field)
@@ -460,7 +472,8 @@ class _CountTask:
             texts.append(text)
             files.append(fidx)
             lines.append(number)
-        return texts, files, lines
+            names.append(subset)
+        return texts, files, lines, names
 
     def flush_json(self) -> Iterator[pa.RecordBatch]:
         """A chunk of single lines (blank ones already left out) through Arrow's reader."""
@@ -469,16 +482,17 @@ class _CountTask:
             return
         parsed = chunk.fast_texts(self.rules.text_field)
         if parsed is not None:
-            texts, subsets = parsed
+            texts, counts, per_text = parsed
             files = [fidx for fidx, _ in chunk.where]
             lines = [number for _, number in chunk.where]
-            self.acc.subsets.update(subsets)
+            names = subsets.arrow_names(per_text, len(texts))
+            self.acc.subsets.update(counts)
         else:
-            texts, files, lines = self.parse_each((fidx, number, payload) for (fidx, number), payload
-                                           in zip(chunk.where, chunk.payloads))
+            texts, files, lines, names = self.parse_each(
+                (fidx, number, payload) for (fidx, number), payload in zip(chunk.where, chunk.payloads))
         chunk.clear()
         if len(texts):
-            yield from self.count(texts, files, lines)
+            yield from self.count(texts, files, lines, names if self.rules.by_subset else None)
 
     def flush_blocks(self) -> Iterator[pa.RecordBatch]:
         """A chunk of rows of whole lines through the engine's JSON reader."""
@@ -486,26 +500,30 @@ class _CountTask:
         if not chunk.payloads:
             return
         buf = chunk.buffer()
+        by_subset = self.rules.by_subset
         parsed = self.engine.extract_records(buf, self.rules.text_field, self.rules.subset_field,
-                                             chunk.scratch)
+                                             chunk.scratch, per_text=by_subset)
+        names = None
         if parsed is not None:
-            texts, subsets, blank, starts = parsed
+            texts, counts, blank, starts = parsed[:4]
+            names = parsed[4] if by_subset else None
         else:
             newlines = np.flatnonzero(buf == 10)
             starts = np.concatenate(([0], newlines + 1))
         line_file, line_no, per_row = chunk.numbering(starts)
         self.block_stats(per_row)
         if parsed is not None:
-            acc.subsets.update(subsets)
+            acc.subsets.update(counts)
             files, lines = line_file[blank == 0], line_no[blank == 0]
             for i in np.flatnonzero(blank).tolist():
                 acc.skip(int(line_file[i]), BLANK_LINE, int(line_no[i]))
                 acc.file_stats(int(line_file[i]))[2] -= 1
         else:
-            texts, files, lines = self.parse_each(self.block_records(buf, starts, line_file, line_no))
+            texts, files, lines, names = self.parse_each(self.block_records(buf, starts, line_file, line_no))
+            names = names if by_subset else None
         chunk.clear()
         if len(texts):
-            yield from self.count(texts, files, lines)
+            yield from self.count(texts, files, lines, names)
 
     def block_stats(self, per_row: np.ndarray) -> None:
         """Lines, bytes and documents of a block chunk's rows (less blank and skipped lines,
@@ -534,4 +552,4 @@ class _CountTask:
         if acc.texts:
             texts, files, lines = acc.texts, acc.text_files, acc.text_lines
             acc.texts, acc.text_files, acc.text_lines, acc.size = [], [], [], 0
-            yield from self.count(texts, files, lines)
+            yield from self.count(texts, files, lines, [None] * len(texts) if self.rules.by_subset else None)

@@ -140,3 +140,127 @@ def test_cli_refuses_bad_values_in_one_line(tmp_path, capsys, argv, message):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+# ---- --by-subset --------------------------------------------------------------------
+SUBSET_RECORDS = [
+    {"text": "9 10 9 9 day", "meta": {"pile_set_name": "Pile-CC"}},
+    {"text": "9 day 9 hours 5", "meta": {"pile_set_name": "USPTO Backgrounds"}},
+    {"text": "5 hours 5 1990", "meta": {}},                                 # no subset
+    {"text": "9 10 years", "meta": {"pile_set_name": "Pile-CC", "other": [1, {"a": 2}]}},
+    {"text": "7 7 week", "meta": {"pile_set_name": 3}},                     # not a string: none
+    {"text": "2 2 2 day", "meta": {"pile_set_name": "Sub@set\tname"}},
+    {"text": "", "meta": {"pile_set_name": "Empty"}},
+] + [{"text": t, "meta": {"pile_set_name": f"S{i % 3}"}} for i, t in enumerate(ADVERSARIAL)]
+
+
+def _subset_of(record) -> str:
+    name = record.get("meta", {}).get("pile_set_name")
+    return name if isinstance(name, str) else ""
+
+
+def _want_by_subset(records, rules: TermRules) -> dict[str, Counter]:
+    """{labelled kind: Counter} by the reference counter over each subset's texts alone."""
+    want: dict[str, Counter] = {}
+    for name in {_subset_of(r) for r in records}:
+        ref = count_texts([r["text"] for r in records if _subset_of(r) == name], rules)
+        for kind, counter in ((kinds.UNIGRAM, ref.unigrams), (kinds.PAIR, ref.pairs),
+                              (kinds.TRIPLE, ref.triples)):
+            if counter:
+                want[kinds.with_label(kind, name)] = counter
+    return want
+
+
+@pytest.mark.parametrize("path", ["fast", "python"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_by_subset_counts_each_subset_alone(engine, path):
+    """Each subset's labelled counts equal the reference over its texts alone, on the
+    engine's own JSON reader (compiled or Arrow's) and on the per-record Python path (a
+    surrogate-pair escape sends a chunk there); a JSON-escaped name is the same subset."""
+    records = list(SUBSET_RECORDS)
+    lines = [json.dumps(r).encode() for r in records]
+    lines.append(b'{"text": "1 2 day", "meta": {"pile_set_name": "Pile\\u002dCC"}}')
+    records.append({"text": "1 2 day", "meta": {"pile_set_name": "Pile-CC"}})
+    if path == "python":
+        lines.append(b'{"text": "4 \\ud83d\\ude00 4"}')
+        records.append({"text": "4 \U0001F600 4", "meta": {}})
+    rules = TermRules(by_subset=True)
+    got = task_kinds(engine, [(0, 1, b"\n".join(lines), False, None)], rules)
+    assert got == _want_by_subset(records, rules)
+    plain = task_kinds(engine, [(0, 1, b"\n".join(lines), False, None)], TermRules())
+    for kind, counter in plain.items():           # the sum over subsets is the plain count
+        summed = Counter()
+        for labelled, c in got.items():
+            if labelled.split(kinds.LABEL, 1)[0] == kind:
+                summed.update(c)
+        assert summed == counter
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_by_subset_parquet_rows_and_another_field(engine):
+    """Parquet texts have no subset (''); --subset-field names another (dotted) field, read
+    on the Python path; documents per term are counted per subset with doc_freq."""
+    rules = TermRules(by_subset=True)
+    got = task_kinds(engine, [(0, 1, b"5 day 5", True, None), (0, 2, b"5", True, None)], rules)
+    assert got == {"u@": Counter({"5": 3, "day": 1}), "p@": Counter({("5", "day"): 2, ("5", "5"): 1}),
+                   "t@": Counter({("5", "5", "day"): 1})}
+    rules = TermRules(by_subset=True, doc_freq=True, subset_field="source.name")
+    records = [{"text": "9 9 day", "source": {"name": "a"}}, {"text": "9 5", "source": {"name": "b"}},
+               {"text": "9", "source": {"name": "a"}}, {"text": "5 5"}]
+    got = task_kinds(engine, [(0, 1, jsonl(records), False, None)], rules)
+    assert got["d@a"] == Counter({"9": 2, "day": 1}) and got["d@b"] == Counter({"9": 1, "5": 1})
+    assert got["d@"] == Counter({"5": 1}) and got["u@"] == Counter({"5": 2})
+    assert got["u@a"] == Counter({"9": 3, "day": 1})
+
+
+def _key(table: str, row: dict):
+    """A table row's key as the reference counter writes it."""
+    return row["term"] if table == "unigrams" else tuple(row[c] for c in ("t1", "t2", "t3") if c in row)
+
+
+def test_spark_by_subset_sums_to_the_plain_count(spark, tmp_path):
+    """`count --by-subset --doc-freq` over two files: tables keyed by subset, each subset's
+    rows equal to the reference over its texts, their sum the plain count's; the manifest
+    totals each subset; `--doc-freq` alone adds `documents` to a plain count; instances and
+    gaps refuse counts by subset."""
+    from freqgap.contract import refuse_partial_counts
+    from freqgap.counting.job import run_count
+    from freqgap.errors import FreqgapError
+
+    records = SUBSET_RECORDS * 3
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(jsonl(records[:20]) + b"\n")
+    import zstandard
+
+    (tmp_path / "in" / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(jsonl(records[20:])))
+    inputs = [str(tmp_path / "in")]
+    rules = TermRules(by_subset=True, doc_freq=True)
+    manifest = run_count(inputs, str(tmp_path / "by"), rules=rules, spark=spark, files_per_job=1)
+    run_count(inputs, str(tmp_path / "plain"), rules=TermRules(doc_freq=True), spark=spark)
+    tables = {name: pq.read_table(tmp_path / "by" / name).to_pylist() for name in ("unigrams", "pairs", "triples")}
+    got: dict[str, Counter] = {}
+    for name, kind in (("unigrams", kinds.UNIGRAM), ("pairs", kinds.PAIR), ("triples", kinds.TRIPLE)):
+        for row in tables[name]:
+            got.setdefault(kinds.with_label(kind, row["subset"]), Counter())[_key(name, row)] += row["count"]
+    assert got == _want_by_subset(records, TermRules())
+    assert list(tables["unigrams"][0]) == ["term", "kind", "subset", "documents", "count"]
+    plain = read_counts(tmp_path / "plain")
+    assert plain == reference([r["text"] for r in records])
+    for name in ("unigrams", "pairs", "triples"):
+        summed = Counter()
+        for row in tables[name]:
+            summed[_key(name, row)] += row["count"]
+        assert summed == Counter(plain[name])
+    sets = [(_subset_of(r), {t for t in map(rules.term_of, r["text"].split()) if t}) for r in records]
+    assert {(r["term"], r["subset"]): r["documents"] for r in tables["unigrams"]} == \
+        dict(Counter((t, name) for name, terms in sets for t in terms))
+    docs = {r["term"]: r["documents"] for r in pq.read_table(tmp_path / "plain" / "unigrams").to_pylist()}
+    assert docs == dict(Counter(t for _, terms in sets for t in terms))
+    totals = manifest["subset_totals"]
+    assert {n: t["documents"] for n, t in totals.items()} == dict(Counter(_subset_of(r) for r in records))
+    assert sum(t["term_occurrences"] for t in totals.values()) == manifest["totals"]["term_occurrences"]
+    assert totals["Pile-CC"]["distinct_terms"] == sum(1 for r in tables["unigrams"] if r["subset"] == "Pile-CC")
+    assert manifest["config"]["by_subset"] is True
+    with pytest.raises(FreqgapError, match="--by-subset"):
+        refuse_partial_counts(json.loads((tmp_path / "by" / "_manifest.json").read_text()), tmp_path / "by")
+    refuse_partial_counts(json.loads((tmp_path / "plain" / "_manifest.json").read_text()), tmp_path / "plain")

@@ -39,6 +39,27 @@ class Utf8Batch(NamedTuple):
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
 
+    def take(self, index: np.ndarray) -> "Utf8Batch":
+        """Texts `index` (in that order) as a batch of their own (counts by subset)."""
+        index = np.asarray(index, np.int64)
+        lengths = self.offsets[index + 1] - self.offsets[index]
+        offsets = np.zeros(index.shape[0] + 1, self.offsets.dtype)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.full(int(offsets[-1]) + PAD, 32, np.uint8)
+        _gather(self.data, self.offsets, index, data)
+        return Utf8Batch(data, offsets)
+
+
+@njit(cache=True)
+def _gather(data, offsets, index, out):
+    """The texts `index` of a batch's data, one after the other, into out."""
+    o = 0
+    for k in range(index.shape[0]):
+        s = offsets[index[k]]
+        e = offsets[index[k] + 1]
+        out[o:o + e - s] = data[s:e]
+        o += e - s
+
 
 @njit(cache=True, inline="always")
 def _ws(buf, p, end):
@@ -540,8 +561,16 @@ def _extract(buf, text_key, meta_key, subset_key, out, out_off, starts, blank, s
 
 @njit(cache=True)
 def _distinct_slices(buf, starts, ends):
+    """(start, end, count) of each distinct byte string among the slices (_slice_ids)."""
+    first_s, first_e, counts, _ = _slice_ids(buf, starts, ends)
+    return first_s, first_e, counts
+
+
+@njit(cache=True)
+def _slice_ids(buf, starts, ends):
     """(start, end, count) of each distinct byte string among the slices buf[starts[i]:ends[i]],
-    in order of first appearance: the subset names are tallied here, and only the distinct
+    in order of first appearance, and the distinct string of each slice: the subset names
+    are tallied here, and only the distinct
     ones are decoded in Python. Why: in the Pile (and real text) the name changes almost every
     record, and a Python step per run of equal names made `extract_records` markedly
     slower (docs/performance.md). Slices are told apart by their
@@ -555,6 +584,7 @@ def _distinct_slices(buf, starts, ends):
     table = np.full(size, -1, np.int64)
     first = np.empty(n, np.int64)            # slice index of each distinct string's first use
     counts = np.zeros(n, np.int64)
+    which = np.empty(n, np.int64)            # the distinct string of each slice
     found = 0
     for i in range(n):
         s = starts[i]
@@ -569,6 +599,7 @@ def _distinct_slices(buf, starts, ends):
                 table[slot] = found
                 first[found] = i
                 counts[found] = 1
+                which[i] = found
                 found += 1
                 break
             j = first[d]
@@ -581,9 +612,10 @@ def _distinct_slices(buf, starts, ends):
                         break
                 if same:
                     counts[d] += 1
+                    which[i] = d
                     break
             slot = (slot + 1) & mask
-    return starts[first[:found]], ends[first[:found]], counts[:found]
+    return starts[first[:found]], ends[first[:found]], counts[:found], which
 
 
 def _scratch(scratch: dict | None, n: int):
@@ -602,12 +634,13 @@ def _scratch(scratch: dict | None, n: int):
 
 
 def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
-                    scratch: dict | None = None):
+                    scratch: dict | None = None, per_text: bool = False):
     """(Utf8Batch of the texts, {subset: documents}, blank, starts) of the JSON Lines in buf
     (blank: a uint8 mask of the lines of JSON whitespace only, which have no text; starts:
     where each line starts), or None when any other line is outside the plain case (the
     caller then takes the Python path). With `scratch` (a dict kept by the caller), the
-    arrays are reused: the result is valid until the next call with it."""
+    arrays are reused: the result is valid until the next call with it. With `per_text`
+    (counts by subset) a fifth item: each text's subset name (None: the record has none)."""
     if "." in text_field or subset_field not in (None, "meta.pile_set_name"):
         return None
     n = buf.shape[0]
@@ -621,18 +654,26 @@ def extract_records(buf: np.ndarray, text_field: str, subset_field: str | None,
     if bad >= 0:
         return None
     subsets: dict[str, int] = {}
+    names: list[str] = []
     if subset_field:
         keep = sub_s[:n_lines] >= 0
         sub_s, sub_e = sub_s[:n_lines][keep], sub_e[:n_lines][keep]
-        names_s, names_e, names_n = _distinct_slices(buf, sub_s, sub_e)
+        names_s, names_e, names_n, which = _slice_ids(buf, sub_s, sub_e)
         for s, e, count in zip(names_s.tolist(), names_e.tolist(), names_n.tolist()):
             raw = buf[s:e].tobytes()
             name = json.loads(raw) if b"\\" in raw else raw[1:-1].decode("utf-8")
             subsets[name] = subsets.get(name, 0) + count
+            names.append(name)
     out_off = out_off[:n_texts + 1]
     n_bytes = int(out_off[-1])
     out[n_bytes:n_bytes + PAD] = 32
-    return Utf8Batch(out[:n_bytes + PAD], out_off), subsets, blank[:n_lines], starts[:n_lines]
+    batch = Utf8Batch(out[:n_bytes + PAD], out_off)
+    if not per_text:
+        return batch, subsets, blank[:n_lines], starts[:n_lines]
+    line_name = np.full(n_lines, None, object)
+    if subset_field and names:
+        line_name[np.flatnonzero(keep)] = np.asarray(names, object)[which]
+    return batch, subsets, blank[:n_lines], starts[:n_lines], line_name[blank[:n_lines] == 0]
 
 
 def extract_texts(payloads: list[bytes], text_field: str, subset_field: str | None):

@@ -20,7 +20,7 @@ from freqgap.counting.exchange import runs as exchange
 from freqgap.counting.inputs import arrow_fs, join
 from freqgap.counting.codec import TermCodec
 from freqgap.counting.engines import get_engine
-from freqgap.counting.kinds import LAYOUT, UNIT_DOCS
+from freqgap.counting.kinds import LABEL, LAYOUT, UNIT_DOCS
 from freqgap.counting.rules import TermRules
 
 ROWS_PER_OUTPUT_FILE = 5_000_000
@@ -29,7 +29,8 @@ ROWS_PER_ROW_GROUP = 2_000_000      # at most; a file's row groups are of even s
 
 def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarray,
                  step_buckets: np.ndarray | None = None, engine: str | None = None,
-                 documents: np.ndarray | None = None) -> pa.Table:
+                 documents: np.ndarray | None = None,
+                 subsets: tuple[np.ndarray, list[str]] | None = None) -> pa.Table:
     """int64 keys -> the dataset's columns (contract order, counts last), each term column
     dictionary-encoded: the distinct terms once, an int32 index per row.
 
@@ -38,7 +39,8 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
     they are, where a string column is first materialised (a take) and then written value
     by value. `_write` stores no Arrow schema, so
     readers get the contract's plain string columns back. The indices:
-    the engine's `term_indices` (compiled, or numpy's)."""
+    the engine's `term_indices` (compiled, or numpy's). `subsets`: (index of each row's
+    subset, the subsets' names), the `subset` column of a count by subset."""
     order = LAYOUT[name][1]
     distinct, indices = get_engine(engine).term_indices(keys, order)
     terms = codec.decode(distinct)
@@ -48,9 +50,13 @@ def decode_table(codec: TermCodec, name: str, keys: np.ndarray, counts: np.ndarr
             arrow_arrays.numeric((keys >= codec.word_base).astype(np.int8)),
             arrow_arrays.strings(["number", "word"])))
     optional: tuple[str, ...] = ()
+    if subsets is not None:          # counts by subset (counting/subsets.py)
+        columns.append(pa.DictionaryArray.from_arrays(arrow_arrays.numeric(subsets[0]),
+                                                      arrow_arrays.strings(subsets[1])))
+        optional = ("subset",)
     if step_buckets is not None:     # counts by training position (counting/order_source.py)
         columns.append(arrow_arrays.int64(step_buckets))
-        optional = ("step_bucket",)
+        optional += ("step_bucket",)
     if documents is not None:        # the document unit's documents per term (SPEC §2)
         columns.append(arrow_arrays.int64(documents))
         optional += ("documents",)
@@ -122,17 +128,20 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
     summed = _sum_kinds(runs, lo, hi, engine)
     out: dict[str, Any] = {"kinds": {k: [int(v[0].size), int(v[1].sum())] for k, v in summed.items()},
                            "rows": {}}
+    rows_of = _subset_rows if rules.by_subset else _table_rows
     for name, (base, _) in LAYOUT.items():
-        keys, counts, buckets = _table_rows(summed, base, bucketed)
+        keys, counts, labels = rows_of(summed, base, bucketed)
         documents = None
         if name == "unigrams" and rules.with_documents:
-            doc_keys, documents, doc_buckets = _table_rows(summed, UNIT_DOCS, bucketed)
-            if not (np.array_equal(doc_keys, keys) and np.array_equal(doc_buckets, buckets)):
+            doc_keys, documents, doc_labels = rows_of(summed, UNIT_DOCS, bucketed)
+            if not (np.array_equal(doc_keys, keys) and _same_labels(doc_labels, labels)):
                 raise RuntimeError("the documents per term do not match the terms counted")
         out["rows"][name] = int(keys.size)
         if keys.size or part == 0:
-            _write(decode_table(codec, name, keys, counts, buckets, engine, documents),
-                   join(final, name), f"part-{part:05d}", rows_per_file)
+            table = (decode_table(codec, name, keys, counts, None, engine, documents, labels)
+                     if rules.by_subset else
+                     decode_table(codec, name, keys, counts, labels, engine, documents))
+            _write(table, join(final, name), f"part-{part:05d}", rows_per_file)
     return out
 
 
@@ -154,3 +163,27 @@ def _table_rows(summed: dict[str, tuple], base: str, bucketed: bool) -> tuple:
         order = np.lexsort((buckets, keys))
         keys, counts, buckets = keys[order], counts[order], buckets[order]
     return keys, counts, buckets
+
+
+def _subset_rows(summed: dict[str, tuple], base: str, bucketed: bool) -> tuple:
+    """(keys, counts, (subset index of each row, subset names)) of one kind's sums by subset
+    (u@<subset> ...: ordered by key, then subset name)."""
+    if bucketed:
+        raise ValueError("counts by subset are not counts by training position")
+    kinds = sorted(k for k in summed if k.split(LABEL, 1)[0] == base)   # so in name order
+    names = [k.split(LABEL, 1)[1] for k in kinds]
+    if not kinds:
+        empty = np.empty(0, np.int64)
+        return empty, empty, (np.empty(0, np.int32), names)
+    keys = np.concatenate([summed[k][0] for k in kinds])
+    counts = np.concatenate([summed[k][1] for k in kinds])
+    index = np.repeat(np.arange(len(kinds), dtype=np.int32), [summed[k][0].size for k in kinds])
+    order = np.lexsort((index, keys))
+    return keys[order], counts[order], (index[order], names)
+
+
+def _same_labels(a, b) -> bool:
+    """Equal step buckets, or equal subsets (index arrays and names), or both None."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return np.array_equal(a[0], b[0]) and a[1] == b[1]
+    return np.array_equal(a, b)
