@@ -1,4 +1,4 @@
-"""`--pairs FILE`: the term pairs a document-unit count keeps (SPEC §2).
+"""`--pairs FILE`: the term pairs (and triples) a count by unit keeps (SPEC §2).
 
 Why a file of its own: a QA set's subject-answer pairs are few, while a document with n
 distinct terms has n(n-1)/2 pairs; counting only the listed ones keeps any document
@@ -17,6 +17,7 @@ from freqgap.errors import FreqgapError
 from freqgap.jsonl import iter_json_objects
 
 COLUMNS = ("t1", "t2")
+PAIR_COLUMNS = ("t1", "t2", "t3")     # a pair list's row: a pair, or a triple with t3
 
 
 def term_rows(path: Path, columns: tuple[str, ...] = COLUMNS, need: int = 2) -> Iterator[tuple]:
@@ -68,16 +69,20 @@ def _given(values) -> tuple:
     return tuple(out)
 
 
-def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, str], ...]:
-    """The pairs of `path`, each term checked to be a term under `rules` as written."""
+def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, ...], ...]:
+    """The pairs (and triples: rows with t3) of `path`, each term checked to be a term
+    under `rules` as written."""
     path = Path(path)
     if not path.is_file():
         raise FreqgapError(f"{path}: pair list not found (--pairs: CSV, JSON Lines or Parquet "
-                           "with columns t1, t2)")
+                           "with columns t1, t2 and, for triples, t3)")
     pairs = []
-    for number, *pair in term_rows(path):
-        if len(pair) != 2:
-            raise FreqgapError(f"{path}:{number}: expected two terms, t1 and t2")
+    for number, *pair in term_rows(path, PAIR_COLUMNS):
+        if len(pair) not in (2, 3):
+            raise FreqgapError(f"{path}:{number}: expected two terms, t1 and t2 (or three, "
+                               "with t3: a triple)")
+        if len(pair) == 3 and rules.max_order < 3:
+            raise FreqgapError(f"{path}:{number}: a triple; triples need --max-order 3")
         for term in pair:
             if isinstance(term, int) and not isinstance(term, bool):
                 term = str(term)
@@ -86,11 +91,11 @@ def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, str], ...
                                    "number of 1..max_digits digits as written, a lower-case "
                                    "singular vocabulary word, or a listed term as normalized; add "
                                    "words with --vocab, terms with --terms)")
-        a, b = (str(t) for t in pair)
-        if a == b:
-            raise FreqgapError(f"{path}:{number}: the pair ({a}, {b}) pairs a term with itself; "
-                               "the document unit counts pairs of distinct terms")
-        pairs.append((a, b))
+        row = tuple(str(t) for t in pair)
+        if len(set(row)) < len(row):
+            raise FreqgapError(f"{path}:{number}: the pair ({', '.join(row)}) pairs a term with "
+                               "itself; a unit count counts pairs and triples of distinct terms")
+        pairs.append(row)
     if not pairs:
         raise FreqgapError(f"{path}: the pair list is empty")
     return tuple(pairs)

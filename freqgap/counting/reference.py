@@ -102,8 +102,10 @@ class ReferenceCounts:
             self.unit_docs.update(distinct)
             if rules.max_order < 2:
                 continue
-            if rules.pairs:
-                self.pairs.update(p for p in rules.pairs if p[0] in held and p[1] in held)
+            if rules.pairs:              # the listed pairs and triples the unit holds
+                self.pairs.update(p for p in rules.pairs if len(p) == 2 and held.issuperset(p))
+                if rules.max_order >= 3:
+                    self.triples.update(p for p in rules.pairs if len(p) == 3 and held.issuperset(p))
                 continue
             if len(distinct) > rules.unit_term_limit:
                 raise FreqgapError(f"document {self.documents}: a {rules.unit} holds "

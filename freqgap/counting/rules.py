@@ -114,8 +114,9 @@ class TermRules:
     # A unit with n distinct terms has n(n-1)/2 pairs: above this many (and no pair list)
     # the job refuses instead of running out of memory.
     max_unit_terms: int = 2000
-    # The pairs to count (document unit only), each sorted as strings; empty: all pairs.
-    pairs: tuple[tuple[str, str], ...] = ()
+    # The pairs (and triples) to count (units other than the window), each sorted as
+    # strings; empty: all pairs and triples.
+    pairs: tuple[tuple[str, ...], ...] = ()
     # Opt-in (issue 40): the unigrams gain `documents` under the window unit too; every
     # table is keyed by each record's subset (subset_field) as well. Recorded only when on.
     doc_freq: bool = False
@@ -174,24 +175,28 @@ class TermRules:
                                               if TERM_TOKEN_SEPARATOR in t})
         object.__setattr__(self, "pairs", self._checked_pairs())
 
-    def _checked_pairs(self) -> tuple[tuple[str, str], ...]:
-        """The pair list sorted within and across pairs, each term checked to be one."""
+    def _checked_pairs(self) -> tuple[tuple[str, ...], ...]:
+        """The pair (and triple) list sorted within and across rows, each term checked to be
+        one; triples need max_order 3."""
         if self.pairs and not self.by_unit:
             raise ConfigError("a pair list needs a unit other than the window (--unit "
                               "sentence, document or sequence)")
         out = set()
         for pair in self.pairs:
-            if len(pair) != 2:
-                raise ConfigError(f"pair {pair!r} must have two terms")
+            if len(pair) not in (2, 3):
+                raise ConfigError(f"pair {pair!r} must have two terms (or three: a triple)")
+            if len(pair) == 3 and self.max_order < 3:
+                raise ConfigError(f"the pair list holds the triple {tuple(pair)!r}: triples "
+                                  "need --max-order 3")
             for term in pair:
                 if not self.is_term(term):
                     raise ConfigError(f"{term!r} of pair {tuple(pair)!r} is not a term under the "
                                       "rules (a number as written, a lower-case singular "
                                       "vocabulary word or a listed term as normalized); fix the "
                                       "pair list or add the word")
-            if pair[0] == pair[1]:
+            if len(set(pair)) < len(pair):
                 raise ConfigError(f"pair {tuple(pair)!r} pairs a term with itself: a unit count "
-                                  "counts pairs of distinct terms")
+                                  "counts pairs and triples of distinct terms")
             out.add(tuple(sorted(pair)))
         return tuple(sorted(out))
 

@@ -46,7 +46,8 @@ RULE_SETS = {
     "listed-only-document-unit": TermRules(unit="document", listed_only=True, terms=PHRASES),
     "sentence-unit": TermRules(unit="sentence", vocab=EXTRA_WORDS),
     "sentence-unit-listed-pairs": TermRules(unit="sentence", number_rule="strip-punct",
-                                            pairs=(("9", "10"), ("hour", "5"), ("day", "9"))),
+                                            pairs=(("9", "10"), ("hour", "5"), ("day", "9"),
+                                                   ("9", "10", "day"), ("5", "9", "hour"))),
     "sentence-unit-phrases": TermRules(unit="sentence", number_rule="strip-punct", terms=PHRASES),
 }
 ADVERSARIAL = [

@@ -32,7 +32,8 @@ from tests.counting.test_conformance import EXTRA_WORDS, conform
 
 SENTENCE = TermRules(unit="sentence", vocab=EXTRA_WORDS)
 SENTENCE_LISTED = TermRules(unit="sentence", number_rule="strip-punct",
-                            pairs=(("5", "hour"), ("9", "day"), ("7", "8")))
+                            pairs=(("5", "hour"), ("9", "day"), ("7", "8"), ("5", "9", "day"),
+                                   ("1", "2", "3"), ("10", "9", "hour")))
 SENTENCES = [
     "It took 5 hours. Then 9 days passed! 7 8", "5 hours 9 days.", "5 hour.) 9 day", "5 (day?\") 9",
     "5 '.' 9", "5 .\"' 9", "5 ! 9 ? 7", "5 hours.9 day", "5 . . . 9", "\"5\" 9.'] 7 (8)", "",
@@ -70,7 +71,9 @@ def test_sentence_unit_equals_the_reference(engine, rules):
     buffer to the sentence rule) against the reference; each text alone too."""
     _, pairs, triples = conform(engine, SENTENCES, rules)
     assert pairs and all(a < b for a, b in pairs)
-    assert bool(triples) == (rules.max_order == 3 and not rules.pairs)
+    assert bool(triples) == (rules.max_order == 3)
+    if rules.pairs:                          # only the listed pairs and triples
+        assert set(pairs) | set(triples) <= set(rules.pairs)
     ref = count_texts(SENTENCES, rules)
     assert unit_counts(engine, SENTENCES, rules) == (dict(ref.unit_docs), ref.units)
     for text in SENTENCES:
@@ -275,3 +278,41 @@ def test_spark_sequence_unit_equals_a_plain_count_of_the_decoded_sequences(spark
     assert sum(len(w[2]) for w in want.values()) > 50      # real co-occurrences across pieces
     assert manifest["totals"]["units"] == sum(w[4][0] for w in want.values()) == edges[-1] * per_step
     assert manifest["config"]["unit"] == "sequence"
+
+
+def test_a_pair_list_may_list_triples(tmp_path):
+    """--pairs rows of three terms (column t3) are triples: counted per unit like the
+    listed pairs; they need max_order 3, and distinct terms."""
+    import pyarrow as pa
+
+    from freqgap.config import ConfigError
+    from freqgap.counting.pair_list import read_pairs
+    from freqgap.errors import FreqgapError
+
+    document = TermRules(unit="document")
+    (tmp_path / "p.csv").write_text("t1,t2,t3\n5,day,\nday,9,10\n")
+    (tmp_path / "p.jsonl").write_text('{"t1": "5", "t2": "day"}\n{"t1": "day", "t2": 9, "t3": "10"}\n')
+    pq.write_table(pa.table({"t1": ["5", "day"], "t2": ["day", "9"], "t3": [None, "10"]}),
+                   tmp_path / "p.parquet")
+    for name in ("p.csv", "p.jsonl", "p.parquet"):
+        assert read_pairs(tmp_path / name, document) == (("5", "day"), ("day", "9", "10"))
+    with pytest.raises(FreqgapError, match=r"p\.csv:3: a triple; triples need --max-order 3"):
+        read_pairs(tmp_path / "p.csv", TermRules(unit="document", max_order=2))
+    (tmp_path / "self.csv").write_text("t1,t2,t3\n5,day,5\n")
+    with pytest.raises(FreqgapError, match=r"self\.csv:2: .*itself"):
+        read_pairs(tmp_path / "self.csv", document)
+    rules = TermRules(unit="document", pairs=(("day", "9", "10"), ("5", "day")))
+    assert rules.pairs == (("10", "9", "day"), ("5", "day"))
+    with pytest.raises(ConfigError, match="triples need --max-order 3"):
+        TermRules(unit="document", max_order=2, pairs=(("day", "9", "10"),))
+    ref = count_texts(["9 10 day 5", "day 9", "10 9 day day"], rules)
+    assert ref.triples == {("10", "9", "day"): 2} and ref.pairs == {("5", "day"): 1}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_listed_triples_equal_the_reference(engine):
+    rules = TermRules(unit="document", pairs=(("9", "10", "day"), ("1", "2", "3"), ("5", "9"),
+                                              ("00000", "12345", "123456")))
+    texts = SENTENCES + ["1 2 3 1", "3 2", "12345 123456 00000", "day 10 9 9"]
+    _, pairs, triples = conform(engine, texts, rules)
+    assert triples == {("1", "2", "3"): 1, ("00000", "12345", "123456"): 1, ("10", "9", "day"): 1}

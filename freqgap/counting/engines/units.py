@@ -94,35 +94,35 @@ def _all_combinations(unit: np.ndarray, code: np.ndarray, order: int) -> Keys:
     return sum_by_key(np.concatenate([k for k, _ in parts]), np.concatenate([c for _, c in parts]))
 
 
-@lru_cache(maxsize=4)
-def listed_keys(rules: TermRules) -> np.ndarray:
-    """The sorted pair keys of `rules.pairs` (each pair sorted as strings, as keys are)."""
+@lru_cache(maxsize=8)
+def listed_keys(rules: TermRules, order: int = 2) -> np.ndarray:
+    """The sorted keys of the pairs (order 2) or triples (order 3) of `rules.pairs` (each
+    sorted as strings, as keys are)."""
+    rows = [p for p in rules.pairs if len(p) == order]
+    if not rows:
+        return _EMPTY
     codec = TermCodec(rules)
-    if not rules.pairs:
-        return np.zeros(0, np.int64)
-    a = codec.encode([p[0] for p in rules.pairs])
-    b = codec.encode([p[1] for p in rules.pairs])
-    return np.unique(TermCodec.pair_keys(a, b))
+    codes = [codec.encode([row[i] for row in rows]) for i in range(order)]
+    return np.unique(TermCodec.pair_keys(*codes) if order == 2 else TermCodec.triple_keys(*codes))
 
 
-def _listed_pairs(unit: np.ndarray, code: np.ndarray, listed: np.ndarray) -> Keys:
-    """Summed keys of the listed pairs both of whose terms a unit holds: each entry
-    (unit, a) is joined to the listed pairs (a, b), then (unit, b) is looked up."""
-    if not listed.size or unit.size < 2:
+def _listed(unit: np.ndarray, code: np.ndarray, listed: np.ndarray, order: int) -> Keys:
+    """Summed keys of the listed pairs (triples) all of whose terms a unit holds: each entry
+    (unit, a) is joined to the listed keys starting with a, then (unit, b) (and (unit, c))
+    are looked up."""
+    if not listed.size or unit.size < order:
         return _EMPTY, _EMPTY
-    first, second = TermCodec.split(listed, 2)
-    order = np.argsort(first, kind="stable")
-    first, second, listed = first[order], second[order], listed[order]
-    lo = np.searchsorted(first, code, "left")
-    hi = np.searchsorted(first, code, "right")
-    entry, at = _spans(lo, hi - lo)
-    if not at.size:
-        return _EMPTY, _EMPTY
+    terms = TermCodec.split(listed, order)
+    by_first = np.argsort(terms[0], kind="stable")
+    terms, listed = [t[by_first] for t in terms], listed[by_first]
+    lo = np.searchsorted(terms[0], code, "left")
+    entry, at = _spans(lo, np.searchsorted(terms[0], code, "right") - lo)
     held = np.sort((unit << BITS) | code)
-    want = (unit[entry] << BITS) | second[at]
-    found = np.searchsorted(held, want)
-    hit = found < held.size
-    hit[hit] = held[found[hit]] == want[hit]
+    hit = np.ones(at.size, bool)
+    for other in terms[1:]:
+        want = (unit[entry] << BITS) | other[at]
+        found = np.minimum(np.searchsorted(held, want), held.size - 1)
+        hit &= held[found] == want
     keys = listed[at[hit]]
     return sum_by_key(keys, np.ones(keys.size, np.int64))
 
@@ -144,8 +144,8 @@ def unit_keys(occ: TermOccurrences, gid: np.ndarray, rules: TermRules, texts=Non
               units: np.ndarray | None = None) -> dict[str, Keys]:
     """{kind: (keys, counts)} of a chunk under a unit other than the window: occurrences
     (u), units holding each term (d), with max_order >= 2 units holding each pair (p), with
-    max_order 3 and no pair list each triple (t); under the sentence unit also the chunk's
-    number of sentences (n, key 0). The unit of an occurrence is its document, its sentence
+    max_order 3 each triple (t) (with a pair list: the listed ones); under the sentence
+    unit also the chunk's number of sentences (n, key 0). The unit of an occurrence is its document, its sentence
     (from `texts`) or `units[document]` (the training sequence of each text)."""
     ids, counts = unigram_counts(occ)
     out = {UNIGRAM: (gid[ids], counts)}
@@ -163,7 +163,9 @@ def unit_keys(occ: TermOccurrences, gid: np.ndarray, rules: TermRules, texts=Non
         return out
     code = gid[rank]
     if rules.pairs:
-        out[PAIR] = _listed_pairs(unit, code, listed_keys(rules))
+        out[PAIR] = _listed(unit, code, listed_keys(rules, 2), 2)
+        if rules.max_order >= 3:
+            out[TRIPLE] = _listed(unit, code, listed_keys(rules, 3), 3)
         return out
     _check_sizes(unit, occ_unit, occ, rules)
     out[PAIR] = _all_combinations(unit, code, 2)
