@@ -163,7 +163,7 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             optional_before="count", required=True),
     Dataset("triples", ("count_terms",), "triples/", _c("t1 t2 t3 count:int64"),
             ("t1", "t2", "t3"), "co-occurrences within the window (other units: the units "
-            "holding all three, distinct; none with `--pairs`), t1 ≤ t2 ≤ t3",
+            "holding all three, distinct; with `--pairs`, the listed triples), t1 ≤ t2 ≤ t3",
             optional=(_SUBSET, _STEP_BUCKET), optional_before="count", required=True),
     Dataset("hits", ("count_terms",), "hits/",
             _c("n_terms:int64 t1 t2 t3 file line:int64 occurrences:int64 total_units:int64 "

@@ -44,8 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "for sentences and sequences; sequence needs a training-order input)")
     p.add_argument("--pairs", metavar="FILE",
                    help="sentence, document or sequence unit: count only these pairs (CSV with "
-                        "header t1,t2, JSON Lines objects or Parquet with columns t1, t2); no "
-                        "triples then")
+                        "header t1,t2, JSON Lines objects or Parquet with columns t1, t2) and "
+                        "triples (rows with a third term, column t3)")
     p.add_argument("--max-unit-terms", type=positive_int, metavar="N",
                    help="sentence, document or sequence unit without --pairs: refuse a unit with "
                         "more than N distinct terms, naming its file and line (default: 2000; N "
