@@ -54,14 +54,14 @@ class HitSettings:
 
 def _text_rows(path: Path) -> Iterable[tuple]:
     """(line number, term, …) of a text keys file: one key a line, its terms separated by
-    tabs where the line has one (so a term may be a phrase), else by whitespace; blank lines
-    and lines starting with # are left out."""
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip() and not line.lstrip().startswith("#"):
-                line = line.rstrip("\r\n")
-                terms = [t.strip() for t in line.split("\t")] if "\t" in line else line.split()
-                yield (number, *terms)
+    tabs where the file has a tab (so a term may be a phrase), else by whitespace; blank
+    lines and lines starting with # are left out."""
+    text = path.read_text(encoding="utf-8")
+    tabs = "\t" in text
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            terms = [t.strip() for t in line.split("\t") if t.strip()] if tabs else line.split()
+            yield (number, *terms)
 
 
 def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:

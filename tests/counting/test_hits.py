@@ -228,6 +228,6 @@ def test_keys_name_listed_phrases(tmp_path):
     (tmp_path / "k.csv").write_text("t1,t2\nnew york,5\nnew york city,\n")
     for name in ("k.txt", "k.csv"):
         assert HitSettings(read_keys(tmp_path / name, rules)).keys == (("new york city",), ("5", "new york"))
-    (tmp_path / "bad.txt").write_text("new york 5\n")          # no tab: three one-token terms
+    (tmp_path / "bad.txt").write_text("new york 5\n")          # no tab in the file: one-token terms
     with pytest.raises(FreqgapError, match="bad.txt:1: 'new' is not a term"):
         read_keys(tmp_path / "bad.txt", rules)
