@@ -67,8 +67,8 @@ def _text_rows(path: Path) -> Iterable[tuple]:
 def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
     """The keys of `path`, each term checked to be a term under `rules` as written, each key
     to have a count under them (a pair needs --max-order 2, a triple 3; under a unit other
-    than the window a key's terms are distinct, and with --pairs a pair must be listed there
-    and no triple has a count)."""
+    than the window a key's terms are distinct, and with --pairs a pair or triple must be
+    listed there)."""
     if rules.pythia_windows or rules.unit == SEQUENCE_UNIT:
         raise FreqgapError("--hits lists documents or sentences by file and line: it takes the "
                            "window, sentence or document unit and the default rule set")
@@ -78,14 +78,13 @@ def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
                            "JSON Lines or Parquet with columns t1[, t2, t3], or text, one key a line)")
     rows = (_text_rows(path) if path.name.lower().endswith(TEXT_SUFFIXES)
             else term_rows(path, KEY_COLUMNS, need=1))
-    most = min(rules.max_order, 2 if rules.pairs else 3)
+    most = rules.max_order
     keys = set()
     for number, *terms in rows:
         terms = [str(t) if isinstance(t, int) and not isinstance(t, bool) else t for t in terms]
         if not 1 <= len(terms) <= most:
             raise FreqgapError(f"{path}:{number}: a key of {len(terms)} terms; this count has keys "
-                               f"of 1 to {most} terms (pairs need --max-order 2, triples 3 and no "
-                               "--pairs)")
+                               f"of 1 to {most} terms (pairs need --max-order 2, triples 3)")
         for term in terms:
             if not rules.is_term(term):
                 raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
@@ -96,10 +95,9 @@ def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
         if rules.by_unit and len(set(key)) < len(key):
             raise FreqgapError(f"{path}:{number}: the key ({', '.join(key)}) repeats a term; the "
                                f"{rules.unit} unit counts keys of distinct terms")
-        if len(key) == 2:
-            if rules.pairs and key not in rules.pairs:
-                raise FreqgapError(f"{path}:{number}: the pair ({key[0]}, {key[1]}) is not in "
-                                   "--pairs, so it has no count to agree with; add it there")
+        if len(key) > 1 and rules.pairs and key not in rules.pairs:
+            raise FreqgapError(f"{path}:{number}: the key ({', '.join(key)}) is not in --pairs, "
+                               "so it has no count to agree with; add it there")
         keys.add(key)
     if not keys:
         raise FreqgapError(f"{path}: the keys file is empty")

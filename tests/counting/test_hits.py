@@ -34,6 +34,8 @@ WINDOW_KEYS = (("5",), ("hour",), ("12", "5"), ("5", "5"), ("day", "hour"), ("7"
                ("05", "12", "5"), ("5", "5", "5"), ("9",), ("10", "9"), ("9", "9", "9"),
                ("12", "5", "hour"))
 UNIT_KEYS = tuple(k for k in WINDOW_KEYS if len(set(k)) == len(k))
+LISTED = TermRules(unit="document", pairs=(("12", "5"), ("5", "hour"), ("12", "5", "hour"), ("10", "9")))
+LISTED_KEYS = (("5",), ("12", "5"), ("5", "hour"), ("12", "5", "hour"), ("10", "9"))
 PHRASE_KEYS = (("new york",), ("new york city",), ("5", "new york"), ("new york", "york"),
                ("9", "new york"), ("hour", "new york", "york"), ("york",), ("hour glass", "hour"))
 
@@ -88,9 +90,11 @@ def task_hits(engine: str, texts: list[str], rules: TermRules, settings: HitSett
 
 @pytest.mark.parametrize("rules, keys", [(WINDOW, WINDOW_KEYS), (TermRules(window=3), WINDOW_KEYS),
                                          (DOCUMENT, UNIT_KEYS), (SENTENCE, UNIT_KEYS),
+                                         (LISTED, LISTED_KEYS),
                                          (TermRules(terms=PHRASES), PHRASE_KEYS),
                                          (TermRules(unit="sentence", terms=PHRASES), PHRASE_KEYS)],
-                         ids=["window5", "window3", "document", "sentence", "phrases", "sentence-phrases"])
+                         ids=["window5", "window3", "document", "sentence", "listed", "phrases",
+                              "sentence-phrases"])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_task_s_hits_equal_a_plain_scan(engine, rules, keys, tmp_path):
     texts = ADVERSARIAL + ["5 5 5 9 9 9", "day 5 x hours", "12 hours. 5 (9 10)! 12 5 day?\" 9",
@@ -188,8 +192,9 @@ def test_keys_files_in_each_format(tmp_path):
     ("# only a comment\n", WINDOW, "the keys file is empty"),
     ("5 5\n", DOCUMENT, "k.txt:1: the key (5, 5) repeats a term"),
     ("5 12 5\n", SENTENCE, "k.txt:1: the key (12, 5, 5) repeats a term"),
-    ("5 12 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: a key of 3 terms"),
-    ("5 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: the pair (5, 7) is not in --pairs"),
+    ("5 12 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: the key (12, 5, 7) is not in --pairs"),
+    ("5 7\n", TermRules(unit="document", pairs=(("12", "5"),)), "k.txt:1: the key (5, 7) is not in --pairs"),
+    ("5 12 7\n", TermRules(max_order=2), "k.txt:1: a key of 3 terms"),
     ("5 12\n", TermRules(max_order=1), "k.txt:1: a key of 2 terms"),
 ])
 def test_a_bad_keys_file_is_named_by_line(tmp_path, content, rules, message):
