@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from freqgap.counting import kinds
-from freqgap.counting.pair_list import term_rows
+from freqgap.counting.pair_list import checked_term, term_rows
 from freqgap.counting.rules import SEQUENCE_UNIT, TermRules
 from freqgap.errors import FreqgapError
 
@@ -81,17 +81,10 @@ def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
     most = rules.max_order
     keys = set()
     for number, *terms in rows:
-        terms = [str(t) if isinstance(t, int) and not isinstance(t, bool) else t for t in terms]
         if not 1 <= len(terms) <= most:
             raise FreqgapError(f"{path}:{number}: a key of {len(terms)} terms; this count has keys "
                                f"of 1 to {most} terms (pairs need --max-order 2, triples 3)")
-        for term in terms:
-            if not rules.is_term(term):
-                raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
-                                   "number of 1..max_digits digits as written, a lower-case "
-                                   "singular vocabulary word, or a listed term as normalized; add "
-                                   "words with --vocab, terms with --terms)")
-        key = tuple(sorted(terms))
+        key = tuple(sorted(checked_term(term, rules, path, number) for term in terms))
         if rules.by_unit and len(set(key)) < len(key):
             raise FreqgapError(f"{path}:{number}: the key ({', '.join(key)}) repeats a term; the "
                                f"{rules.unit} unit counts keys of distinct terms")

@@ -69,6 +69,20 @@ def _given(values) -> tuple:
     return tuple(out)
 
 
+def checked_term(term: Any, rules: TermRules, path: Path, number: int) -> str:
+    """A row's term (an integer read from JSON or Parquet as its digits), refused with its
+    file and line unless it is a term as the tables write it (the pair list's and the hit
+    lists' keys file's one check)."""
+    if isinstance(term, int) and not isinstance(term, bool):
+        term = str(term)
+    if not rules.is_term(term):
+        raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
+                           "number of 1..max_digits digits as written, a lower-case "
+                           "singular vocabulary word, or a listed term as normalized; add "
+                           "words with --vocab, terms with --terms)")
+    return term
+
+
 def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, ...], ...]:
     """The pairs (and triples: rows with t3) of `path`, each term checked to be a term
     under `rules` as written."""
@@ -83,15 +97,7 @@ def read_pairs(path: str | Path, rules: TermRules) -> tuple[tuple[str, ...], ...
                                "with t3: a triple)")
         if len(pair) == 3 and rules.max_order < 3:
             raise FreqgapError(f"{path}:{number}: a triple; triples need --max-order 3")
-        for term in pair:
-            if isinstance(term, int) and not isinstance(term, bool):
-                term = str(term)
-            if not rules.is_term(term):
-                raise FreqgapError(f"{path}:{number}: {term!r} is not a term under the rules (a "
-                                   "number of 1..max_digits digits as written, a lower-case "
-                                   "singular vocabulary word, or a listed term as normalized; add "
-                                   "words with --vocab, terms with --terms)")
-        row = tuple(str(t) for t in pair)
+        row = tuple(checked_term(term, rules, path, number) for term in pair)
         if len(set(row)) < len(row):
             raise FreqgapError(f"{path}:{number}: the pair ({', '.join(row)}) pairs a term with "
                                "itself; a unit count counts pairs and triples of distinct terms")
