@@ -230,6 +230,9 @@ class CountJob:
 
     def __init__(self, spark, options: CountOptions) -> None:
         refuse_plural_forms(options.rules.vocab)       # before any work (counting/vocab.py)
+        if options.hits and self.bucketed:     # their tasks are not _CountTask: no hit lists
+            raise CountJobError("--hits lists documents of JSON Lines or Parquet inputs by file "
+                                "and line; counting by training position does not take it")
         self.spark = spark
         self.opts = options
         self.storage = Storage(spark)

@@ -236,3 +236,11 @@ def test_keys_name_listed_phrases(tmp_path):
     (tmp_path / "bad.txt").write_text("new york 5\n")          # no tab in the file: one-token terms
     with pytest.raises(FreqgapError, match="bad.txt:1: 'new' is not a term"):
         read_keys(tmp_path / "bad.txt", rules)
+
+
+def test_a_training_order_count_refuses_hit_lists():
+    from freqgap.counting.job import CountJobError, CountOptions
+    from freqgap.counting.ordered_job import OrderFileCountJob
+
+    with pytest.raises(CountJobError, match="--hits lists documents of JSON Lines"):
+        OrderFileCountJob(None, CountOptions(["x"], "y", WINDOW, hits=HitSettings((("5",),))), "o", [0, 1])
