@@ -67,6 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts-mismatch-ok", action="store_true",
                    help="accept counts other than those the instances were made from (their "
                         "fingerprints differ, e.g. another corpus); recorded in the manifest")
+    p.add_argument("--compare-counts", metavar="DIR",
+                   help="counts of another rule set over the same corpus (e.g. `freqgap count "
+                        "--rules pythia-case-study`): Δ over them too, on the same predictions, "
+                        "and the shift per group in rule_set_shift.parquet (docs/gaps.md)")
     add_force(p, "replace a result in --out made with other settings")
     p.add_argument("--examples", metavar="OUT.json",
                    help="also write lm-eval's --samples file {task: [doc ids]} of the "
@@ -89,7 +93,8 @@ def options_from_args(args: argparse.Namespace, **extra):
         interval=args.interval, boot_reps=args.boot_reps,
         boot_seed=args.boot_seed, memory_limit=args.memory_limit, threads=args.threads,
         make_plots=False if args.no_plots else None,
-        counts_mismatch_ok=True if args.counts_mismatch_ok else None, **extra)
+        counts_mismatch_ok=True if args.counts_mismatch_ok else None,
+        compare_counts=args.compare_counts, **extra)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,4 +117,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"gaps: {len(result.gaps)} rows, per_key: {len(result.per_key)} rows -> "
               f"{result.results_dir}")
+    if "rule_set_shift" in result.files:
+        from freqgap.gaps.compare import shift_text
+
+        print(shift_text(result.files["rule_set_shift"]))
     return 0

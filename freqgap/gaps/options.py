@@ -45,6 +45,9 @@ class GapsOptions:
     make_plots: bool = True
     # Accept counts other than those the instances were made from (docs/DATA.md).
     counts_mismatch_ok: bool = False
+    # Other counts (another rule set over the same corpus): Δ over them too, and the shift
+    # (freqgap.gaps.compare, docs/gaps.md).
+    compare_counts: str | None = None
 
     def path(self, value: str) -> Path:
         """A configured path; a relative one is taken from the current directory, like
@@ -90,6 +93,10 @@ class GapsOptions:
             raise ConfigError("gaps: bootstrap reps must be >= 0")
         if not 0 < self.boot_level < 1:
             raise ConfigError("gaps: bootstrap level must be in (0, 1)")
+        if self.compare_counts is not None and \
+                self.path(self.compare_counts).resolve() == self.path(self.counts).resolve():
+            raise ConfigError(f"gaps: --compare-counts {self.compare_counts} is --counts itself; "
+                              "give the counts of the other rule set")
         for d in self.freq_defs or []:
             if d not in FREQ_DEFS:
                 raise ConfigError(f"gaps: unknown frequency definition {d!r}; known: {FREQ_DEFS}")

@@ -17,6 +17,7 @@ import pandas as pd
 from freqgap.contract import check_written
 from freqgap.analysis.gaps import draw_all, render_tables
 from freqgap.gaps import engine
+from freqgap.gaps.compare import SHIFT_FILE, write_shift
 from freqgap.gaps.inputs import resolve_inputs
 from freqgap.gaps.options import GapsOptions
 from freqgap.manifest import (MANIFEST_NAME, atomic_write_text, build_manifest,
@@ -55,7 +56,8 @@ def input_paths(opts: GapsOptions) -> list[Path]:
     import glob
 
     return [opts.path(opts.counts), opts.path(opts.instances),
-            *(Path(p) for p in glob.glob(str(opts.path(opts.predictions))))]
+            *(Path(p) for p in glob.glob(str(opts.path(opts.predictions)))),
+            *([opts.path(opts.compare_counts)] if opts.compare_counts else [])]
 
 
 def _write_parquet(con, query: str, path: Path) -> None:
@@ -67,7 +69,7 @@ def _write_parquet(con, query: str, path: Path) -> None:
 def _remove_stale(results: Path, keep: set[Path]) -> None:
     """Tables and plots of earlier runs that this run did not write."""
     for p in list(results.glob("table_*.md")) + list(results.glob("table_*.tex")) + \
-            list((results / PLOTS_DIR).glob("*.png")):
+            list((results / PLOTS_DIR).glob("*.png")) + list(results.glob(SHIFT_FILE)):
         if p not in keep:
             p.unlink()
 
@@ -129,6 +131,9 @@ def run_gaps(opts: GapsOptions, log: Callable[[str], None] | None = None,
                   "prediction_rows": int(con.execute(
                       f"SELECT count(*) FROM {engine.PREDICTIONS_VIEW}").fetchall()[0][0]),
                   "seconds": timings}
+        if opts.compare_counts:           # Δ over the other counts, and the shift
+            files["rule_set_shift"] = results / SHIFT_FILE
+            totals["compare_counts"] = write_shift(con, opts, variables, files["rule_set_shift"])
     step("write", "Parquet and database written")
     files["database"] = db_path
     for name, text in render_tables(gaps, opts.tables, opts.task_labels, opts.binning,
