@@ -148,10 +148,12 @@ class TermRules:
         if self.rule_set not in RULE_SETS:
             raise ConfigError(f"rule set must be one of {', '.join(RULE_SETS)} (got {self.rule_set!r})")
         if self.pythia_windows and (self.unit != WINDOW_UNIT or self.max_order != 2
-                                    or self.doc_freq or self.by_subset):
+                                    or self.doc_freq or self.by_subset or self.terms
+                                    or self.listed_only):
             raise ConfigError(f"the {PYTHIA_CASE_STUDY} rule set counts the study's windows only "
-                              "(unigrams and pairs, window unit, no per-document or per-subset "
-                              "counts): drop --unit, --max-order and the other counting options")
+                              "(unigrams and pairs, window unit, its numbers and time units, no "
+                              "per-document or per-subset counts): drop --unit, --max-order, "
+                              "--terms and the other counting options")
         if self.max_unit_terms < 2:
             raise ConfigError(f"max_unit_terms must be at least 2 (got {self.max_unit_terms})")
         if self.by_subset and not self.subset_field:

@@ -198,6 +198,8 @@ def test_a_rule_set_refuses_what_it_fixes(capsys, tmp_path):
         term_rules("pythia", {})
     with pytest.raises(ConfigError, match="window unit"):
         term_rules(PYTHIA_CASE_STUDY, {"unit": "document"})
+    with pytest.raises(ConfigError, match="--terms"):
+        term_rules(PYTHIA_CASE_STUDY, {"terms": ("new york",)})
     write_jsonl(tmp_path / "in" / "a.jsonl", ["5 days"])
     code = freqgap_main(["count", "--input", str(tmp_path / "in"), "--out", str(tmp_path / "o"),
                          "--rules", PYTHIA_CASE_STUDY, "--window", "3"])
