@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from freqgap.counting.rules import DOCUMENT_UNIT, WINDOW_UNIT
 from freqgap.errors import InputMismatchError
 from freqgap.inference.lm import NEWLINE
 from freqgap.manifest import read_manifest
@@ -18,8 +19,6 @@ from freqgap.suites import qa_bins, qa_items
 from freqgap.suites.qa_items import FREQ_DEF, TASK
 from freqgap.suites.runner import Suite
 from freqgap.suites.tables import instance_row, prediction_row, term_rows
-
-DOCUMENT_UNIT = "document"
 
 
 class QASuite(Suite):
@@ -46,7 +45,8 @@ class QASuite(Suite):
         return inst, trows
 
     def vocabulary(self, trows: list[dict]) -> list[str]:
-        """The single-word entity terms (numbers are terms already; phrases need a list)."""
+        """instances/vocab.yaml: the one-word entity terms (numbers are terms already;
+        phrases need the term list, entities.txt)."""
         return qa_items.count_vocabulary([t for r in trows for t in (r["t1"], r["t2"]) if t])
 
     def counts_needed(self, vocab: list[str], term_conf: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def check_document_counts(counts: Path, items: list[qa_items.Item], path: Path) 
     config = read_manifest(counts, stage="count_terms").get("config") or {}
     hint = (f"count with --unit document --pairs FILE --terms FILE (`freqgap suite qa --data "
             f"{path} --count-inputs DIR` writes both)")
-    unit = config.get("unit", "window")
+    unit = config.get("unit", WINDOW_UNIT)
     if unit != DOCUMENT_UNIT:
         raise InputMismatchError(f"{counts}: counted with the {unit} unit, but the QA suite's "
                                  "ω is the number of documents holding both entities; " + hint)
