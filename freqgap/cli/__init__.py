@@ -39,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                          "alone"),
     "dynamics": ("freqgap.cli.dynamics", "Δ over training time: counts as of every checkpoint, Δ per checkpoint"),
     "demo": ("freqgap.cli.demo", "the whole chain on the bundled sample corpus and demo model"),
+    "demo-entities": ("freqgap.cli.demo_entities", "invented facts, a model trained on them, "
+                                                   "QA accuracy by relevant-document count"),
 }
 
 
