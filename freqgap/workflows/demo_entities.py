@@ -32,8 +32,8 @@ class EntitiesDemoOptions:
     verbose: bool = False
 
 
-def run_entities_demo(opts: EntitiesDemoOptions, log: Callable[[str], None] = print
-                      ) -> dict[str, Any]:
+def run_entities_demo(opts: EntitiesDemoOptions, spark=None,
+                      log: Callable[[str], None] = print) -> dict[str, Any]:
     """Every stage in turn; returns the QA result (freqgap.suites.qa.run_qa), its printed
     summary under `summary` and the seconds per stage under `times`."""
     from freqgap.analysis.qa import bins_table, delta_lines
@@ -71,7 +71,8 @@ def run_entities_demo(opts: EntitiesDemoOptions, log: Callable[[str], None] = pr
     rules = read_terms(inputs["entities"], TermRules.from_conf(
         {"unit": "document", "number_rule": "strip-punct"}))
     rules = dataclasses.replace(rules, pairs=read_pairs(inputs["pairs"], rules))
-    log(count_summary(run_count([str(work / CORPUS_DIR)], str(counts), rules=rules)))
+    log(count_summary(run_count([str(work / CORPUS_DIR)], str(counts), rules=rules,
+                                spark=spark)))
     times["count_s"] = time.monotonic() - t
 
     t = time.monotonic()
