@@ -4,7 +4,7 @@ the documents that hold it, at most `limit` of them, with its totals over all of
 Why a driver-side module of its own: the keys are read and checked before Spark starts, the
 settings are part of the run's config (so `--resume` refuses other ones), and the tasks' hit
 rows are merged here in plain Python (the driver of a count imports no numpy or pyarrow:
-tests/counting/test_startup_imports.py). The tasks' side is `freqgap.counting.hit_scan`.
+tests/counting/test_startup_imports.py). The tasks' side is `freqgap.counting.engines.hit_scan`.
 
 Which documents are listed is fixed by the data alone: the `limit` smallest (file, line) in
 the order of the sorted input paths, so no partitioning or input order changes it. Each task

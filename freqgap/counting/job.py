@@ -132,9 +132,9 @@ def _reducer(runs: list, ranges: list, rules: TermRules, final: str, bucketed: b
 def _hits_writer(rows: list[tuple], optional: tuple[str, ...]):
     """map function: a directory -> the rows of the hits table written there."""
     def write(directory: str) -> int:
-        from freqgap.counting.hit_scan import write_table    # in the worker (module docstring)
+        from freqgap.counting.engines import load_hit_scan    # in the worker (module docstring)
 
-        return write_table(rows, directory, optional)
+        return load_hit_scan().write_table(rows, directory, optional)
     return write
 
 

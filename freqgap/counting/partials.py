@@ -95,7 +95,7 @@ class _Accumulator:
 
     def stat_rows(self, extra: tuple[list, list, list] = ([], [], [])) -> pa.RecordBatch:
         """The task's statistics as partial rows (a few per file, at most 20 per skip reason),
-        then `extra` rows (kinds, keys, counts: the hit lists', freqgap.counting.hit_scan)."""
+        then `extra` rows (kinds, keys, counts: the hit lists', freqgap.counting.engines.hit_scan)."""
         kinds, keys, counts = (list(column) for column in extra)
         for fidx, values in self.per_file.items():
             for name, value in zip((LINES, BYTES, DOCS, TOKENS), values):
@@ -358,9 +358,9 @@ class _CountTask:
         self.finder = finder
         self.hits = None
         if hits is not None:       # only then: the default count never imports hit_scan
-            from freqgap.counting.hit_scan import TaskHits
+            from freqgap.counting.engines import load_hit_scan
 
-            self.hits = TaskHits(hits, rules)
+            self.hits = load_hit_scan().TaskHits(hits, rules)
         self.acc = _Accumulator()
         self.sums = KeySums(engine.merge)
         self.codec = TermCodec(rules)

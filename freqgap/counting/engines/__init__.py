@@ -117,3 +117,9 @@ def term_finder(rules: TermRules, engine: str | None = None) -> Callable[..., An
 def count_byte(data: np.ndarray, byte: int) -> int:
     """How many bytes of `data` (uint8) equal `byte` (< 0x80), by the engine in use."""
     return get_engine().count_byte(data, byte)
+
+
+def load_hit_scan() -> Any:
+    """The hit lists' task side (engines/hit_scan.py: it runs the engines' window code per
+    document), imported only when a count is given --hits."""
+    return importlib.import_module("freqgap.counting.engines.hit_scan")
