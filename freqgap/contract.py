@@ -218,6 +218,14 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             ("model", "revision", "task", "k", "freq_def"),
             "one row per (model, revision, task, k, definition): Δ with its bootstrap "
             "interval; further columns are the gaps stage's (docs/gaps.md)", open=True),
+    Dataset("rule_set_shift", ("gaps",), "rule_set_shift.parquet",
+            _c("model revision task k:int64 freq_def delta:float64 delta_compare:float64 "
+               "delta_shift:float64"),
+            ("model", "revision", "task", "k", "freq_def"),
+            "only with `gaps --compare-counts DIR`: per group, Δ over --counts, Δ over the "
+            "other counts (same predictions, instances and settings; no interval) and "
+            "delta_shift = delta_compare − delta (null where either is withheld); further "
+            "columns: each side's seen keys, ρ and withheld reason (docs/gaps.md)", open=True),
 )}
 
 # Fields every manifest has (freqgap.manifest.build_manifest writes them).
@@ -231,6 +239,9 @@ COUNT_SETTINGS_FIELDS = ("window", "number_rule", "max_digits", "vocab")
 STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("generate_corpus", "a synthetic Pile-format corpus (`.jsonl.zst` shards)",
           "data/sample", required=("shards", "operand_ranks")),
+    Stage("generate_facts_corpus", "the invented-facts corpus of `make demo-entities` "
+          "(one JSON Lines shard; every fact with its planted documents; docs/demo_entities.md)",
+          "out/demo-entities/corpus", required=("shards", "facts")),
     Stage("count_terms", "term counts", "out/counts", ("unigrams", "pairs", "triples"),
           ("config.window", "config.max_order", "config.number_rule", "config.max_digits",
            "config.vocab", "config.text_field", "plan_fingerprint", "outputs")),

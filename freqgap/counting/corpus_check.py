@@ -28,6 +28,11 @@ def _remedy(directory: Path) -> str:
     return "regenerate it with `freqgap corpus` (or restore the original files)"
 
 
+# The generators whose manifests list every shard with its sha256: the arithmetic corpus and
+# the facts corpus of demo-entities (freqgap/corpus/facts.py).
+CORPUS_STAGES = ("generate_corpus", "generate_facts_corpus")
+
+
 def verify_corpus_dir(directory: str | Path, files: Iterable[str], whole: bool = True) -> int:
     """Check the data `files` found under a `generate_corpus` directory against its
     manifest; returns the number of shards checked. Other directories are left alone (0).
@@ -37,9 +42,9 @@ def verify_corpus_dir(directory: str | Path, files: Iterable[str], whole: bool =
     manifest_path = directory / MANIFEST_NAME
     if not manifest_path.is_file():
         return 0
-    if load_manifest_file(manifest_path).get("stage") != "generate_corpus":
+    if load_manifest_file(manifest_path).get("stage") not in CORPUS_STAGES:
         return 0
-    manifest = read_manifest(directory, stage="generate_corpus")
+    manifest = read_manifest(directory, stage=CORPUS_STAGES)
     listed = {s["file"]: s["sha256"] for s in manifest["shards"]}
     root = directory.resolve()
     found = {os.path.relpath(Path(f).resolve(), root): f for f in files

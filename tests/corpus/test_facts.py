@@ -79,3 +79,17 @@ def test_smoke_chain_counts_equal_the_planted_documents(tmp_path, spark):
     text = "\n".join(lines)
     assert "accuracy ×100 by relevant documents" in text and "Δ ×100" in text
     assert res["summary"] in text
+
+
+def test_the_counter_checks_a_facts_shard_against_its_manifest(tmp_path):
+    """The facts manifest lists its shard's sha256 like the arithmetic corpus's: an edited
+    shard is refused before counting (counting/corpus_check.py)."""
+    from freqgap.counting.corpus_check import CorpusChecksumError, verify_corpus_dir
+
+    write_facts_corpus(facts_profile("smoke"), tmp_path)
+    corpus = tmp_path / CORPUS_DIR
+    assert verify_corpus_dir(corpus, [str(corpus / SHARD)]) == 1
+    with open(corpus / SHARD, "a", encoding="utf-8") as f:
+        f.write('{"text": "The capital of Nowhere is Elsewhere."}\n')
+    with pytest.raises(CorpusChecksumError, match="differs from"):
+        verify_corpus_dir(corpus, [str(corpus / SHARD)])
