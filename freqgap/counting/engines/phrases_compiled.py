@@ -21,6 +21,13 @@ from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
+PAIR_BITS = 22                      # the pair filter's size: 2^22 bits, 512 KB, in L2/L3
+
+
+@njit(cache=True, inline="always")
+def _pair_bit(h):
+    """The pair filter's bit of a 2-id sequence hash (its top bits after a multiply)."""
+    return np.int64((h * np.uint64(0xD6E8FEB86659FD93)) >> np.uint64(64 - PAIR_BITS))
 
 
 @njit(cache=True, inline="always")
@@ -83,14 +90,19 @@ def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, m
 
 
 @njit(cache=True)
-def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, t_hash, t_len, t_kind,
-                 t_phrase, p_off, p_ids, p_code, o_doc, o_pos, o_code):
+def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, pairs, table, p_off, p_ids, p_code, o_doc, o_pos, o_code):
     """The terms of the batch in order: at each position not inside a taken phrase, the
     longest listed phrase starting there, else its single-token term (s_*: the single-token
-    finder's (doc, pos, code), in order). Writes o_*; returns how many."""
+    finder's (doc, pos, code), in order). Writes o_*; returns how many.
+
+    Why the pair filter (`pairs`, a bit per hashed pair of ids that begins a listed phrase):
+    most tokens of text are components, and a probe of the sequence table, far larger than
+    the caches, cost a miss per token; a run is only probed where its first two ids pass.
+    `table` (`_pack`): a slot is 16 bytes, (hash, length | kind << 8 | (phrase + 1) << 16),
+    so a probe reads one cache line."""
     n_tok = cid.shape[0]
     n_docs = first_tok.shape[0] - 1
-    mask = t_hash.shape[0] - 1
+    mask = table.shape[0] - 1
     m = np.uint64(multiplier)
     n_single = s_doc.shape[0]
     j = 0
@@ -107,20 +119,26 @@ def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, t_ha
             length = 1
             k = i + 1
             doc_end = first_tok[d + 1]
+            if k < doc_end and cid[k] >= 0:
+                bit = _pair_bit(h * m + np.uint64(cid[k] + 1))
+                if not (pairs[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1):
+                    k = doc_end              # no listed phrase begins with this pair
             while k < doc_end and cid[k] >= 0 and length < longest:
                 h = h * m + np.uint64(cid[k] + 1)
                 length += 1
                 slot = _slot(h, length, mask)
                 kind = 0
-                while t_len[slot] > 0:
-                    if t_len[slot] == length and t_hash[slot] == h:
-                        kind = t_kind[slot]
+                info = 0
+                while table[slot, 1] != 0:
+                    info = np.int64(table[slot, 1])
+                    if (info & 255) == length and table[slot, 0] == h:
+                        kind = (info >> 8) & 255
                         break
                     slot = (slot + 1) & mask
                 if kind == 0:
                     break
                 if kind & 1:
-                    p = t_phrase[slot]
+                    p = (info >> 16) - 1
                     ps = p_off[p]
                     same = True
                     for q in range(length):
@@ -194,11 +212,14 @@ class CompiledPhrases:
         e_kind = np.where(np.arange(e_len.shape[0]) < n_phrases, _PHRASE, _PREFIX).astype(np.int64)
         e_phrase = np.where(e_kind == _PHRASE, np.arange(e_len.shape[0]), -1).astype(np.int64)
         size = 1 << max(4, (2 * e_len.shape[0]).bit_length())
-        self.t_hash = np.zeros(size, np.uint64)
-        self.t_len = np.zeros(size, np.int64)
-        self.t_kind = np.zeros(size, np.int64)
-        self.t_phrase = np.full(size, -1, np.int64)
-        _insert(e_hash, e_len, e_kind, e_phrase, self.t_hash, self.t_len, self.t_kind, self.t_phrase)
+        t_hash = np.zeros(size, np.uint64)
+        t_len = np.zeros(size, np.int64)
+        t_kind = np.zeros(size, np.int64)
+        t_phrase = np.full(size, -1, np.int64)
+        _insert(e_hash, e_len, e_kind, e_phrase, t_hash, t_len, t_kind, t_phrase)
+        self.table_slots = _pack(t_hash, t_len, t_kind, t_phrase)
+        self.pairs = np.zeros(1 << (PAIR_BITS - 6), np.uint64)
+        _fill_pairs(e_hash[e_len == 2], self.pairs)
 
     def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
@@ -216,7 +237,7 @@ class CompiledPhrases:
         room = doc.shape[0] + n_tok // 2 + 1
         out = np.empty((3, room), np.int64)
         n = _phrase_pass(cid, first_tok, doc, pos, code, self.table.multiplier, self.table.longest,
-                         self.t_hash, self.t_len, self.t_kind, self.t_phrase, self.p_off, self.p_ids,
+                         self.pairs, self.table_slots, self.p_off, self.p_ids,
                          self.p_code, out[0], out[1], out[2])
         return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
 
@@ -235,3 +256,21 @@ def _insert(e_hash, e_len, e_kind, e_phrase, t_hash, t_len, t_kind, t_phrase):
         t_kind[slot] |= e_kind[i]
         if e_phrase[i] >= 0:
             t_phrase[slot] = e_phrase[i]
+
+
+@njit(cache=True)
+def _fill_pairs(hashes, pairs):
+    """The pair filter's bits of the 2-id sequences that are or begin a listed phrase."""
+    for i in range(hashes.shape[0]):
+        bit = _pair_bit(hashes[i])
+        pairs[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+
+
+def _pack(t_hash: np.ndarray, t_len: np.ndarray, t_kind: np.ndarray, t_phrase: np.ndarray) -> np.ndarray:
+    """The sequence table as (size, 2) uint64 slots for `_phrase_pass`: (hash, length |
+    kind << 8 | (phrase + 1) << 16); an empty slot's second word is 0 (lengths are >= 1)."""
+    packed = np.zeros((t_hash.shape[0], 2), np.uint64)
+    packed[:, 0] = t_hash
+    info = t_len | (t_kind << 8) | ((t_phrase + 1) << 16)
+    packed[:, 1] = np.where(t_len > 0, info, 0).astype(np.uint64)
+    return packed
