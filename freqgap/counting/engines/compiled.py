@@ -25,7 +25,7 @@ from numba import njit
 from freqgap.counting.codec import BITS, TermCodec
 from freqgap.counting.engines.jsonscan import PAD, Utf8Batch
 from freqgap.counting.engines.phrases_compiled import CompiledPhrases
-from freqgap.counting.engines.words import count_bits, hash_lower as _hash_lower, load_u16, lower as _lower, space_mask32, trailing_zeros
+from freqgap.counting.engines.words import char_at as _char_at, count_bits, hash_lower as _hash_lower, load_u16, lower as _lower, space_mask32, trailing_zeros
 from freqgap.counting.rule_tables import (DIGIT_BYTES, DIGIT_FIRST, DIGIT_LAST, LOWER_TO_ASCII_CODEPOINTS,
                                           PUNCT_BYTES, WHITESPACE_BYTES, WHITESPACE_CODEPOINTS)
 from freqgap.counting.rules import MAX_DIGITS, TermRules
@@ -37,18 +37,6 @@ _PUNCT = PUNCT_BYTES
 _WS_CP = WHITESPACE_CODEPOINTS
 _LOWER_ASCII_CP = LOWER_TO_ASCII_CODEPOINTS
 _D0, _D9 = DIGIT_FIRST, DIGIT_LAST
-
-
-@njit(cache=True, inline="always")
-def _char_at(data, i):
-    """(code point, length in bytes) of the UTF-8 character starting at i (valid UTF-8)."""
-    b = np.int64(data[i])
-    if b < 0xE0:
-        return ((b & 0x1F) << 6) | (data[i + 1] & 0x3F), 2
-    if b < 0xF0:
-        return ((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (data[i + 2] & 0x3F), 3
-    return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
-            | ((np.int64(data[i + 2]) & 0x3F) << 6) | (data[i + 3] & 0x3F)), 4
 
 
 @njit(cache=True)

@@ -11,11 +11,14 @@ Only runs when the rules list phrases: the default scan is untouched.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numba import njit
 
 from freqgap.counting.engines.phrases import PhraseTable, phrase_table
-from freqgap.counting.engines.words import hash_lower as _hash_lower, lower as _lower
+from freqgap.counting.engines.words import (FNV_OFFSET, char_at as _char_at, fnv1a_step, hash_lower as _hash_lower,
+                                            lower as _lower)
 from freqgap.counting.rule_tables import PUNCT_BYTES
 from freqgap.counting.rules import TermRules
 
@@ -39,11 +42,17 @@ def _slot(h, length, mask):
 
 
 @njit(cache=True)
-def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, max_len, cid, rare):
+def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, max_len, changes, cid, rare):
     """cid[t] = the component id of token t of the spaced buffer (only 0x20 separates; PAD
-    spaces follow), -1 if none; tokens holding non-ASCII bytes are listed in `rare` as
-    (token, start, end) for Python's str.lower(). Returns how many are listed."""
+    spaces follow), -1 if none. A token holding a character that str.lower() changes and
+    that is not ASCII (`changes`, by code point; any beyond it) is listed in `rare` as
+    (token, start, end) for Python's str.lower(); returns how many. Every other token's
+    lower case is its bytes with ASCII letters lowered, looked up in `htab`, whose entries
+    are a component id below the top 24 bits of its hash (`_entry`): only a slot whose bits
+    agree has its bytes compared. Without strip-punct the hash is made while the token's
+    end is sought: one walk over its bytes."""
     hmask = htab.shape[0] - 1
+    n_changes = changes.shape[0]
     n_rare = 0
     tok = 0
     i = 0
@@ -53,27 +62,51 @@ def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, m
             continue
         ts = i
         high = 0
+        h = FNV_OFFSET
         while data[i] != 32:
             high |= data[i]
+            h = fnv1a_step(h, _lower(data[i]))
             i += 1
         te = i
         cid[tok] = -1
+        tok += 1
         if strip:
+            start = ts
             while ts < te and _PUNCT[data[ts]]:
                 ts += 1
             while te > ts and _PUNCT[data[te - 1]]:
                 te -= 1
+            if ts != start or te != i:
+                h = _hash_lower(data, ts, te)
         length = te - ts
+        if length <= 0:
+            continue
         if high >= 128:
-            if length > 0:
-                rare[n_rare, 0] = tok
+            k = ts
+            to_python = False
+            while k < te:
+                if data[k] < 128:
+                    k += 1
+                    continue
+                cp, width = _char_at(data, k)
+                if cp >= n_changes or changes[cp]:
+                    to_python = True
+                    break
+                k += width
+            if to_python:
+                rare[n_rare, 0] = tok - 1
                 rare[n_rare, 1] = ts
                 rare[n_rare, 2] = te
                 n_rare += 1
-        elif min_len <= length <= max_len:
-            slot = np.int64(_hash_lower(data, ts, te) & np.uint64(hmask))
-            while htab[slot] >= 0:
-                f = htab[slot]
+                continue
+        if length < min_len or length > max_len:     # (lower() may change a length: after)
+            continue
+        tag = np.int64(h >> np.uint64(40))
+        slot = np.int64(h & np.uint64(hmask))
+        while htab[slot] >= 0:
+            entry = htab[slot]
+            if (entry >> 32) == tag:
+                f = entry & 0xFFFFFFFF
                 fs = comp_off[f]
                 if comp_off[f + 1] - fs == length:
                     same = True
@@ -82,10 +115,9 @@ def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, m
                             same = False
                             break
                     if same:
-                        cid[tok] = f
+                        cid[tok - 1] = f
                         break
-                slot = (slot + 1) & hmask
-        tok += 1
+            slot = (slot + 1) & hmask
     return n_rare
 
 
@@ -170,6 +202,19 @@ def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, pair
     return n_out
 
 
+def _entry(h: int, component: int) -> int:
+    """A component's entry of `_component_scan`'s table: the top 24 bits of its hash above
+    its id."""
+    return ((h >> 40) << 32) | component
+
+
+@lru_cache(maxsize=1)
+def lower_changes() -> np.ndarray:
+    """For each code point of the Basic Multilingual Plane, whether str.lower() changes it
+    (or it is a surrogate, never in valid UTF-8); code points beyond go through Python."""
+    return np.array([0xD800 <= c < 0xE000 or chr(c).lower() != chr(c) for c in range(0x10000)], np.bool_)
+
+
 class CompiledPhrases:
     """The compiled passes' tables of one rule set (built once per process and rules)."""
 
@@ -177,24 +222,23 @@ class CompiledPhrases:
         table: PhraseTable = phrase_table(rules)
         self.table = table
         self.strip = bool(rules.strip_chars)
-        comps = [(c.encode(), i) for c, i in table.components.items() if c.isascii()]
-        comps.sort(key=lambda x: x[1])
-        # ids of the ASCII components are their rows; non-ASCII ones are matched in Python
-        self.comp_off = np.zeros(len(table.components) + 1, np.int64)
-        lengths = np.zeros(len(table.components), np.int64)
-        for c, i in comps:
-            lengths[i] = len(c)
-        self.comp_off[1:] = np.cumsum(lengths)
-        self.comp_bytes = np.frombuffer(b"".join(c for c, _ in comps) or b"\0", np.uint8).copy()
+        # every component by its id; tokens that str.lower() may change go through Python
+        comps = sorted((i, c.encode()) for c, i in table.components.items())
+        self.comp_off = np.zeros(len(comps) + 1, np.int64)
+        self.comp_off[1:] = np.cumsum([len(c) for _, c in comps])
+        self.comp_bytes = np.frombuffer(b"".join(c for _, c in comps) or b"\0", np.uint8).copy()
         size = 1 << max(4, (2 * len(comps)).bit_length())
         self.htab = np.full(size, -1, np.int64)
-        for c, i in comps:
-            slot = int(_hash_lower(self.comp_bytes, self.comp_off[i], self.comp_off[i + 1])) & (size - 1)
+        for i, _ in comps:
+            h = int(_hash_lower(self.comp_bytes, self.comp_off[i], self.comp_off[i + 1]))
+            slot = h & (size - 1)
             while self.htab[slot] >= 0:
                 slot = (slot + 1) & (size - 1)
-            self.htab[slot] = i
-        ascii_lengths = [len(c) for c, _ in comps]
-        self.min_len, self.max_len = (min(ascii_lengths), max(ascii_lengths)) if comps else (1, 0)
+            self.htab[slot] = _entry(h, i)
+        byte_lengths = [len(c) for _, c in comps]
+        self.min_len, self.max_len = (min(byte_lengths), max(byte_lengths)) if comps else (1, 0)
+        self.changes = lower_changes()
+        self._scratch = np.empty(0, np.int64)
         self._sequences(table, codec)
 
     def _sequences(self, table: PhraseTable, codec) -> None:
@@ -225,17 +269,18 @@ class CompiledPhrases:
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
         the single-token terms (doc, pos, code: the single-token finder's, in order)."""
         n_tok = int(first_tok[-1])
-        cid = np.empty(n_tok, np.int64)
-        rare = np.empty((n_tok, 3), np.int64)
+        room = doc.shape[0] + n_tok // 2 + 1
+        if self._scratch.shape[0] < 7 * n_tok + 3 * room:    # kept between chunks: fresh pages cost more
+            self._scratch = np.empty(2 * (7 * n_tok + 3 * room), np.int64)
+        cid = self._scratch[:n_tok]
+        rare = self._scratch[n_tok:4 * n_tok].reshape(n_tok, 3)
+        out = self._scratch[4 * n_tok:4 * n_tok + 3 * room].reshape(3, room)
         n_rare = _component_scan(data, n_bytes, self.strip, self.comp_bytes, self.comp_off, self.htab,
-                                 self.min_len, self.max_len, cid, rare)
+                                 self.min_len, self.max_len, self.changes, cid, rare)
         if n_rare:
-            raw = data.tobytes()
             components = self.table.components
             for t, s, e in rare[:n_rare].tolist():
-                cid[t] = components.get(raw[s:e].decode("utf-8").lower(), -1)
-        room = doc.shape[0] + n_tok // 2 + 1
-        out = np.empty((3, room), np.int64)
+                cid[t] = components.get(data[s:e].tobytes().decode("utf-8").lower(), -1)
         n = _phrase_pass(cid, first_tok, doc, pos, code, self.table.multiplier, self.table.longest,
                          self.pairs, self.table_slots, self.p_off, self.p_ids,
                          self.p_code, out[0], out[1], out[2])

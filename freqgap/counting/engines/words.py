@@ -50,6 +50,18 @@ def lower(b):
     return b + 32 if 65 <= b <= 90 else b
 
 
+@njit(cache=True, inline="always")
+def char_at(data, i):
+    """(code point, length in bytes) of the UTF-8 character starting at i (valid UTF-8)."""
+    b = np.int64(data[i])
+    if b < 0xE0:
+        return ((b & 0x1F) << 6) | (data[i + 1] & 0x3F), 2
+    if b < 0xF0:
+        return ((b & 0x0F) << 12) | ((np.int64(data[i + 1]) & 0x3F) << 6) | (data[i + 2] & 0x3F), 3
+    return (((b & 0x07) << 18) | ((np.int64(data[i + 1]) & 0x3F) << 12)
+            | ((np.int64(data[i + 2]) & 0x3F) << 6) | (data[i + 3] & 0x3F)), 4
+
+
 @njit(cache=True)
 def hash_lower(data, s, e):
     """FNV-1a of data[s:e] lower-cased (ASCII): the key of the vocabulary's and the phrase
