@@ -102,6 +102,20 @@ def test_generated_phrase_texts_equal_the_reference(engine, texts, rules):
     assert engine_counts(engine, texts, rules) == reference_counts(texts, rules)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("strip", ["strict", "strip-punct"])
+def test_non_ascii_components(engine, strip):
+    """Non-ASCII tokens whose characters str.lower() leaves alone are matched in the numba
+    engine's compiled pass, the others (upper case, the Kelvin sign, Σ, beyond the Basic
+    Multilingual Plane) by Python: both ways give the reference's counts."""
+    rules = TermRules(terms=("zürich hbf", "σας οδός", "\U0001d400x party", "😀 party", "kelvin scale",
+                             "ǆemal bey", "straße nord"), number_rule=strip)
+    texts = ["Zürich hbf ZÜRICH HBF zürich Hbf. ΣΑΣ οδός σας ΟΔΌΣ ΣΑΣ ΟΔΟΣ",
+             "\U0001d400x party 😀 party 😀 PARTY \u212aelvin scale ǅemal bey Ǆemal bey",
+             "STRASSE nord straße NORD «straße» nord, zürich, hbf"]
+    assert engine_counts(engine, texts, rules) == reference_counts(texts, rules)
+
+
 def _many_terms(n: int, rng: random.Random) -> tuple[list[str], tuple[str, ...]]:
     """A pool of words and n listed terms: single words and phrases of 2 to 4 of the pool's
     first words (so texts of those words hold many overlapping phrases)."""
