@@ -180,7 +180,13 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in (
             "other than the window, a pair's or triple's total_units too, and a term's "
             "`documents`); a key held by no unit has no row",
             optional=(Column("sentence", "int64", "sentence-unit hit lists only: the "
-                             "sentence's number within its document, from 1"),),
+                             "sentence's number within its document, from 1"),
+                      Column("sequence", "int64", "indexed training-order hit lists only: the "
+                             "listed unit is a training sequence, its entry index from 0 "
+                             "(`file` the dataset PREFIX, `line` null; the smallest entries "
+                             "are listed, totals over all step buckets)"),
+                      Column("step", "int64", "indexed training-order hit lists only: the "
+                             "sequence's step, entry // seqs_per_step")),
             optional_before="occurrences"),
     Dataset("instances", ("instances", "suite_instances"), "instances.parquet",
             _INSTANCE_COLUMNS, ("task", "instance_id"),

@@ -335,11 +335,11 @@ def _run(args: argparse.Namespace) -> int:
             if value:
                 raise UsageError(f"{flag} counts records of JSON Lines or Parquet inputs; "
                                  "counting by training position takes neither")
-    if order is not None and options.hits:
+    if isinstance(order, tuple) and options.hits:      # an order file's tasks find no hits
         from freqgap.errors import UsageError
 
-        raise UsageError("--hits lists documents of JSON Lines or Parquet inputs by file and "
-                         "line; counting by training position does not take it")
+        raise UsageError("--hits lists documents of JSON Lines or Parquet inputs or the "
+                         "sequences of an indexed dataset; an --order-file count does not take it")
     if order is None and not any("://" in i for i in options.inputs):
         from freqgap.counting.inputs import list_inputs
 

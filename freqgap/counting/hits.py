@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from freqgap.counting import kinds
 from freqgap.counting.pair_list import checked_term, term_rows
-from freqgap.counting.rules import SEQUENCE_UNIT, TermRules
+from freqgap.counting.rules import TermRules
 from freqgap.errors import FreqgapError
 
 HITS_TABLE = "hits"           # the table's directory in the counts directory
@@ -69,9 +69,9 @@ def read_keys(path: str | Path, rules: TermRules) -> tuple[Key, ...]:
     to have a count under them (a pair needs --max-order 2, a triple 3; under a unit other
     than the window a key's terms are distinct, and with --pairs a pair or triple must be
     listed there)."""
-    if rules.pythia_windows or rules.unit == SEQUENCE_UNIT:
-        raise FreqgapError("--hits lists documents or sentences by file and line: it takes the "
-                           "window, sentence or document unit and the default rule set")
+    if rules.pythia_windows:
+        raise FreqgapError("--hits lists documents, sentences or training sequences: it takes "
+                           "the default rule set")
     path = Path(path)
     if not path.is_file():
         raise FreqgapError(f"{path}: keys file not found (--hits: CSV with header t1[,t2[,t3]], "
@@ -102,8 +102,10 @@ class HitMerge:
     smallest (file index, line). Absorbing each group's results as it comes keeps what the
     driver holds to keys x limit rows beyond one group's."""
 
-    def __init__(self, settings: HitSettings, sentences: bool = False) -> None:
+    def __init__(self, settings: HitSettings, sentences: bool = False,
+                 seqs_per_step: int | None = None) -> None:
         self.settings, self.sentences = settings, sentences
+        self.seqs_per_step = seqs_per_step      # set for an indexed training-order input
         n = len(settings.keys)
         self.units = [0] * n
         self.occurrences = [0] * n
@@ -130,8 +132,18 @@ class HitMerge:
 
     @property
     def optional(self) -> tuple[str, ...]:
-        """The hits table's optional columns: `sentence` under the sentence unit."""
+        """The hits table's optional columns: `sentence` under the sentence unit,
+        `sequence` and `step` for a training-order input."""
+        if self.seqs_per_step:
+            return ("sequence", "step")
         return ("sentence",) if self.sentences else ()
+
+    def _unit(self, line: int, sentence: int) -> tuple:
+        """(line, optional columns) of a listed unit: a training sequence (kept in the line
+        slot, so the smallest entries are listed) has a null line, its entry and its step."""
+        if self.seqs_per_step:
+            return None, line, line // self.seqs_per_step
+        return (line, sentence) if self.sentences else (line,)
 
     def rows(self, paths: dict[int, str]) -> list[tuple]:
         """The hits table's rows (freqgap.contract: `hits`, with `optional`'s columns), by
@@ -140,8 +152,7 @@ class HitMerge:
         for k, key in enumerate(self.settings.keys):
             terms = list(key) + [None] * (len(KEY_COLUMNS) - len(key))
             for fidx, line, sentence, n in self.best[k]:
-                out.append((len(key), *terms, paths[fidx], line,
-                            *((sentence,) if self.sentences else ()), n,
+                out.append((len(key), *terms, paths[fidx], *self._unit(line, sentence), n,
                             self.units[k], self.occurrences[k]))
         return out
 

@@ -228,11 +228,14 @@ def _bad_input_named():
 class CountJob:
     """One run of the counting job over one output directory."""
 
+    lists_hits = True        # whether its tasks find hit lists (--hits)
+
     def __init__(self, spark, options: CountOptions) -> None:
         refuse_plural_forms(options.rules.vocab)       # before any work (counting/vocab.py)
-        if options.hits and self.bucketed:     # their tasks are not _CountTask: no hit lists
-            raise CountJobError("--hits lists documents of JSON Lines or Parquet inputs by file "
-                                "and line; counting by training position does not take it")
+        if options.hits and not self.lists_hits:   # its tasks find no hits (order files)
+            raise CountJobError("--hits lists documents of JSON Lines or Parquet inputs or the "
+                                "sequences of an indexed dataset; an --order-file count does "
+                                "not take it")
         self.spark = spark
         self.opts = options
         self.storage = Storage(spark)
@@ -387,6 +390,10 @@ class CountJob:
             self.storage.delete(f"{self.out}/{name}")
             self.storage.rename(f"{self.work}/final/{name}", f"{self.out}/{name}")
 
+    def _hit_merge(self) -> HitMerge:
+        """The driver's merge of the tasks' hit lists (a training-order job lists sequences)."""
+        return HitMerge(self.opts.hits, self.rules.unit == SENTENCE_UNIT)
+
     def _write_hits(self, merged: HitMerge | None, paths: dict[int, str]) -> dict[str, Any]:
         """The hits table written under _work/final by one executor task (the driver imports
         no pyarrow): {"hits": its rows}, or nothing without --hits."""
@@ -506,8 +513,7 @@ class CountJob:
                 if n.endswith(".json") and not n.startswith(".")}
         results: list[TaskResult] = []
         redone = 0
-        self.hit_merge = (HitMerge(self.opts.hits, self.rules.unit == SENTENCE_UNIT)
-                          if self.opts.hits else None)
+        self.hit_merge = self._hit_merge() if self.opts.hits else None
         for number, group in enumerate(groups):
             name = f"g{number:05d}"
             marker = f"{self.work}/groups/{name}.json"

@@ -194,9 +194,22 @@ def _group_keys(texts: list[str], seqs: list[int], rules: TermRules, codec: Term
         raise BadInputError(data.bin_path, f"entry {seqs[exc.doc]}: {exc.reason}") from None
 
 
+def _task_hits(hits, rules: TermRules):
+    """The task's hit lists (engines/hit_scan.py) and a term finder for them, or None: the
+    default count never imports hit_scan."""
+    if hits is None:
+        return None, None
+    from freqgap.counting.engines import load_hit_scan
+
+    return load_hit_scan().TaskHits(hits, rules), get_engine().finder(rules)
+
+
 def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str, eod: int,
-                 seqs_per_step: int, edges: Sequence[int]) -> Iterator[pa.RecordBatch]:
-    """Partial counts (kinds u@b, p@b, t@b) and per-file statistics of some splits.
+                 seqs_per_step: int, edges: Sequence[int], hits=None) -> Iterator[pa.RecordBatch]:
+    """Partial counts (kinds u@b, p@b, t@b) and per-file statistics of some splits; with
+    `hits` (freqgap.counting.hits.HitSettings) the task's hit lists, each listed unit a
+    training sequence named by its entry index (over all buckets: the choice of the listed
+    ones depends on the entries alone, not on the splits).
 
     Statistics: `lines` = sequences read, `docs` = EOD-delimited pieces, `tokens` =
     whitespace tokens of the decoded pieces, `bytes` = their UTF-8 bytes.
@@ -205,6 +218,7 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
 
     tokenizer = Tokenizer.from_file(tokenizer_file)
     codec = TermCodec(rules)
+    task_hits, finder = _task_hits(hits, rules)
     sums = partials.KeySums()
     stats: dict[int, dict[str, int]] = {}
     for split in splits:
@@ -221,6 +235,9 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
                 group = by_bucket.setdefault(bucket, ([], []))
                 group[0].append(text)
                 group[1].append(seq)
+            if task_hits is not None and texts:
+                task_hits.add(finder(texts), texts, [split.index] * len(texts), seqs,
+                              seqs if rules.unit == SEQUENCE_UNIT else None)
             for bucket, (group, group_seqs) in by_bucket.items():
                 parts, tokens = _group_keys(group, group_seqs, rules, codec, data)
                 st[kinds.TOKENS] += int(np.asarray(tokens).sum())
@@ -232,3 +249,7 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
     yield from sums.drain()
     for fidx, values in stats.items():
         yield stat_batch(fidx, values)
+    if task_hits is not None:
+        labels, keys, counts = task_hits.rows()
+        yield pa.RecordBatch.from_arrays([arrow_arrays.strings(labels), arrow_arrays.int64(keys),
+                                          arrow_arrays.int64(counts)], schema=partials.PARTIAL_SCHEMA)

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field, replace as dataclass_replace
 from typing import Any
 
+from freqgap.counting.hits import HitMerge
 from freqgap.counting.indexed import IndexedDataset, prefix_of
 from freqgap.counting.job import CountJob, CountOptions
 from freqgap.counting.order_source import (OrderInputError, check_edges, count_splits,
@@ -87,9 +88,17 @@ class OrderedCountJob(CountJob):
         return 0                 # splits are ranges of sequences: already as many as wanted
 
     def _task_counter(self, paths: dict[int, str]):
-        rules, tok, eod = self.rules, self.tokenizer_file, self.eod
+        rules, tok, eod, hits = self.rules, self.tokenizer_file, self.eod, self.opts.hits
         per_step, edges = self.order.seqs_per_step, list(self.order.edges)
-        return lambda splits: count_splits(splits, rules, tok, eod, per_step, edges)
+        return lambda splits: count_splits(splits, rules, tok, eod, per_step, edges, hits)
+
+    def _hit_merge(self) -> HitMerge:
+        """Hit lists name training sequences: by entry index, with their steps."""
+        return HitMerge(self.opts.hits, seqs_per_step=self.order.seqs_per_step)
+
+    def _write_hits(self, merged: HitMerge | None, paths: dict[int, str]) -> dict[str, Any]:
+        """Every hit is in the one dataset: `file` is its PREFIX."""
+        return super()._write_hits(merged, {0: os.path.abspath(self.prefix)})
 
     def manifest_extra(self) -> dict[str, Any]:
         return {"order": {"sequences": len(self.data), "sequences_after_last_edge": self.left_out,
@@ -100,6 +109,7 @@ class OrderFileCountJob(CountJob):
     """Count a JSON Lines corpus by step bucket from an order file (counting/order_file.py)."""
 
     bucketed = True
+    lists_hits = False       # its tasks (order_file.count_file_splits) find no hits
 
     def __init__(self, spark, options: CountOptions, order_file: str, edges: list[int]) -> None:
         from freqgap.counting.order_file import read_order_file

@@ -77,17 +77,21 @@ def _sentences(texts, occ: TermOccurrences, doc: np.ndarray, mask: np.ndarray) -
     return unit, unit - first_unit[np.searchsorted(docs, doc)] + 1
 
 
-def chunk_hits(occ: TermOccurrences, settings: HitSettings, rules: TermRules, texts=None) -> Hits:
+def chunk_hits(occ: TermOccurrences, settings: HitSettings, rules: TermRules, texts=None,
+               units=None) -> Hits:
     """Every (key, document, sentence, occurrences) of a chunk where the unit (the document,
     or under the sentence unit the sentence; 0 otherwise) holds the key: a term's positions;
     a pair's or triple's position pairs or triples within the window, or under another unit
-    1 for the unit holding all its terms."""
+    1 for the unit holding all its terms. `units` (the sequence unit) gives each document's
+    unit: a key is held once by a unit however many of its documents hold its terms."""
     keys = ChunkKeys(settings, occ)
     if not keys.tids.size:
         return (np.zeros(0, np.int64),) * 4
     mask = np.isin(occ.term_id, keys.tids)
     doc = occ.doc[mask].astype(np.int64)
     unit, sentence = doc, np.zeros(doc.size, np.int64)
+    if units is not None:
+        unit = np.asarray(units, np.int64)[doc]
     if rules.unit == SENTENCE_UNIT:
         unit, sentence = _sentences(texts, occ, doc, mask)
     rank = np.searchsorted(keys.tids, occ.term_id[mask])
@@ -143,18 +147,26 @@ class TaskHits:
         self.occurrences = np.zeros(n, np.int64)
         self.best: dict[int, list[tuple[int, int, int, int]]] = {}
 
-    def add(self, occ: TermOccurrences, texts, files, lines) -> None:
+    def add(self, occ: TermOccurrences, texts, files, lines, units=None) -> None:
         """A chunk's hits; its documents' files and lines (1-based JSON Lines line or
-        Parquet row) by their index in the chunk; `texts` for the sentence unit."""
-        key, doc, sentence, n = chunk_hits(occ, self.settings, self.rules, texts)
+        Parquet row; a training sequence's entry index) by their index in the chunk; `texts`
+        for the sentence unit; `units` each document's unit under the sequence unit.
+        Documents of one (file, line) are one listed unit: a training sequence's pieces
+        (all in one chunk) are listed as the sequence, their occurrences summed."""
+        key, doc, sentence, n = chunk_hits(occ, self.settings, self.rules, texts, units)
         if not key.size:
             return
-        np.add.at(self.units, key, 1)
-        np.add.at(self.occurrences, key, n)
         fidx = np.asarray(files, np.int64)[doc]
         line = np.asarray(lines, np.int64)[doc]
         order = np.lexsort((sentence, line, fidx, key))
         key, fidx, line, sentence, n = (a[order] for a in (key, fidx, line, sentence, n))
+        new = np.concatenate(([True], (key[1:] != key[:-1]) | (fidx[1:] != fidx[:-1])
+                              | (line[1:] != line[:-1]) | (sentence[1:] != sentence[:-1])))
+        at = np.flatnonzero(new)
+        n = np.add.reduceat(n, at)
+        key, fidx, line, sentence = (a[at] for a in (key, fidx, line, sentence))
+        np.add.at(self.units, key, 1)
+        np.add.at(self.occurrences, key, n)
         starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
         limit = self.settings.limit
         for s, e in zip(starts.tolist(), np.append(starts[1:], key.size).tolist()):
