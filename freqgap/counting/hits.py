@@ -7,7 +7,8 @@ rows are merged here in plain Python (the driver of a count imports no numpy or 
 tests/counting/test_startup_imports.py). The tasks' side is `freqgap.counting.engines.hit_scan`.
 
 Which documents are listed is fixed by the data alone: the `limit` smallest (file, line) in
-the order of the sorted input paths, so no partitioning or input order changes it. Each task
+the order of the sorted input paths (of an indexed training-order input, the smallest entry
+indices), so no partitioning, split or input order changes it. Each task
 keeps its smallest `limit` per key (the global smallest are among them) and the exact sums of
 units and occurrences; they travel as statistics rows (`freqgap.counting.kinds`), summed
 exactly like the others, and are merged here group by group.
