@@ -10,6 +10,7 @@ Examples:
   freqgap query --list
   freqgap query "SELECT task, k, freq_def, delta, ci_low, ci_high FROM gaps ORDER BY delta DESC"
   freqgap query "SELECT * FROM gaps" --format csv --out gaps.csv
+  freqgap query "SELECT * FROM hit_totals"     (counts made with `count --hits KEYS_FILE`)
 """
 
 from __future__ import annotations

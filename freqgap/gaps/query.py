@@ -13,6 +13,8 @@ opens the database normally and runs any statement: the explicit opt-in.
 The result is that of `freqgap gaps` (freqgap.duckdb) or of `freqgap dynamics gaps`
 (dynamics.duckdb), told apart by its manifest. Inputs that moved are followed and inputs
 that changed are refused where a statement reads them (freqgap/gaps/query_inputs.py).
+The hit lists of a count made with --hits are views of the session (sql/26_hits.sql), over
+the counts where they are now, since the run's database knows nothing of them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ DB_NAME = "freqgap.duckdb"
 DB_NAMES = {"gaps": DB_NAME, "dynamics_gaps": "dynamics.duckdb"}
 WRITERS = {"gaps": "freqgap gaps", "dynamics_gaps": "freqgap dynamics gaps"}
 ALLOWED_STATEMENTS = ("SELECT",)
+HITS_SQL = "26_hits.sql"
+HIT_VIEWS = ("hits", "hit_totals")
 
 
 @dataclasses.dataclass
@@ -45,6 +49,7 @@ class Results:
     where: str                                   # the database file, for messages
     inputs: list[InputState]
     reads: dict[str, set[str]]                   # view -> recorded input paths it reads
+    no_hits: str | None = None                   # why there are no hit views, if there are none
 
     def close(self) -> None:
         self.con.close()
@@ -125,6 +130,60 @@ def _repoint_and_map(con: duckdb.DuckDBPyConnection,
     return reads
 
 
+def _hits_glob(states: list[InputState]) -> tuple[InputState | None, str | None, str | None]:
+    """(the counts input, the Parquet glob of its hits/, why there is none): hits/ is taken
+    only from a finished count whose manifest lists its files, with the contract's schema."""
+    from freqgap.contract import parquet_files
+    from freqgap.gaps.inputs import dataset_glob
+    from freqgap.manifest import FILES_FIELD
+
+    counts = next((s for s in states if s.stage == "count_terms"), None)
+    rerun = "rerun `freqgap count … --hits KEYS_FILE` (and the stages after it)"
+    if counts is None:
+        return None, None, "this result records no counts input, so it has no hit lists"
+    if counts.path is None:
+        return counts, None, (f"the counts {counts.recorded} are gone (not there, nor where "
+                              "they were relative to the results); put them back")
+    where = counts.path / "hits"
+    if not where.exists():
+        return counts, None, (f"the counts {counts.path} have no hit lists (hits/): they were "
+                              f"made without --hits; {rerun}")
+    try:
+        manifest = read_manifest(counts.path, stage="count_terms", files=False)
+        listed = {k for k in manifest.get(FILES_FIELD) or {} if k.startswith("hits/")}
+        found = {p.relative_to(counts.path).as_posix() for p in parquet_files(where)}
+        if not listed or "hits" not in (manifest.get("config") or {}) or listed != found:
+            raise FreqgapError(f"{where}: not the hit lists its {MANIFEST_NAME} records "
+                               f"(left from another run, or changed since); {rerun}")
+        return counts, dataset_glob(counts.path, "hits", contract="hits"), None
+    except FreqgapError as exc:
+        return counts, None, str(exc)
+
+
+def _define_hit_views(con: duckdb.DuckDBPyConnection, states: list[InputState],
+                      reads: dict[str, set[str]]) -> str | None:
+    """The views of sql/26_hits.sql for this session (TEMP: the database is not changed)
+    when the counts hold hit lists; returns why not otherwise."""
+    from freqgap.gaps.sqlrun import render, statements
+    from freqgap.paths import SQL_DIR
+
+    counts, files, why = _hits_glob(states)
+    if files is None:
+        return why
+    path = SQL_DIR / HITS_SQL
+    try:
+        for stmt in statements(path.read_text(encoding="utf-8")):
+            stmt = re.sub(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW", "CREATE OR REPLACE TEMP VIEW",
+                          stmt, count=1, flags=re.I)
+            con.execute(render(stmt, {"hits_files": [files]}, str(path)))
+    except duckdb.Error as exc:         # a damaged file: only a query naming hits fails
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return f"{counts.path / 'hits'}: cannot read the hit lists ({first})"
+    for name in HIT_VIEWS:
+        reads[name] = {counts.recorded}
+    return None
+
+
 def open_result(results_dir: Path, allow_write: bool = False) -> Results:
     """The database of a finished gaps (or dynamics gaps) run, locked down unless
     `allow_write`, its views pointing at where the inputs are now."""
@@ -139,6 +198,7 @@ def open_result(results_dir: Path, allow_write: bool = False) -> Results:
     con = _connect(db, read_only=not allow_write, writer=WRITERS[stage])
     try:
         reads = _repoint_and_map(con, states)
+        no_hits = _define_hit_views(con, states, reads)
         if not allow_write:
             allowed = sorted({str(Path(s.path or s.recorded).resolve()).rstrip("/") + "/"
                               for s in states})
@@ -146,7 +206,7 @@ def open_result(results_dir: Path, allow_write: bool = False) -> Results:
     except BaseException:
         con.close()
         raise
-    return Results(con, results_dir, stage, str(db), states, reads)
+    return Results(con, results_dir, stage, str(db), states, reads, no_hits)
 
 
 def open_results(results_dir: Path, allow_write: bool = False) -> duckdb.DuckDBPyConnection:
@@ -229,6 +289,10 @@ def run_query(results_dir: Path, sql: str, output, allow_write: bool = False,
             if rel is not None:
                 output.write(rel, label)
     except duckdb.Error as exc:
+        missing = re.search(r"Table with name (\w+) does not exist", str(exc))
+        if result.no_hits and missing and missing.group(1).lower() in HIT_VIEWS:
+            raise GapsInputError(f"{result.where}: no view {missing.group(1)}: "
+                                 f"{result.no_hits}") from None
         raise GapsInputError(f"{result.where}: {exc}") from exc
     finally:
         result.close()
@@ -246,10 +310,12 @@ def catalog_text(results_dir: Path, width: int = 100) -> str:
             "SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal AND NOT temporary "
             "UNION ALL SELECT table_name, 'table' FROM duckdb_tables() WHERE NOT temporary"
         ).fetchall())
+        present.update({name: "view" for name in HIT_VIEWS if name in result.reads})
     finally:
         result.close()
-    wanted = (load_conf("gaps").get("query") or {}).get(
-        "dynamics" if result.stage == "dynamics_gaps" else "views") or []
+    wanted = list((load_conf("gaps").get("query") or {}).get(
+        "dynamics" if result.stage == "dynamics_gaps" else "views") or [])
+    wanted += [name for name in HIT_VIEWS if name not in wanted]
     comments = view_comments()
     lines = [f"{result.where}: for questions (e.g. freqgap query \"SELECT * FROM gaps\" "
              "--columns task,k,freq_def,delta,ci_low,ci_high)"]
