@@ -14,6 +14,8 @@ terms of BITS bits must fit in one int64 key, or the module refuses to load.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pyarrow as pa
 
@@ -91,3 +93,10 @@ class TermCodec:
         inverse = np.empty(n, dtype=np.int64)
         inverse[np.concatenate(positions)] = np.arange(n)
         return stacked.take(arrow_arrays.numeric(inverse))
+
+
+@lru_cache(maxsize=4)
+def codec_for(rules: TermRules) -> TermCodec:
+    """The codec of `rules`, built once per process: a reused worker runs many count tasks
+    under one rule set, and indexing a long term list per task would cost each of them."""
+    return TermCodec(rules)

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from freqgap.counting import arrow_arrays, kinds, partials
-from freqgap.counting.codec import TermCodec
+from freqgap.counting.codec import codec_for
 from freqgap.counting.order_source import (OrderInputError, bucket_kind, buckets_of_steps,
                                            stat_batch)
 from freqgap.counting.records import RecordError, parse_record
@@ -173,7 +173,7 @@ def pieces_of_split(split: FileSplit, rules: TermRules, edges: Sequence[int]
 def count_file_splits(splits: Iterable[FileSplit], rules: TermRules,
                       edges: Sequence[int]) -> Iterator[pa.RecordBatch]:
     """Partial counts (u@b, p@b, t@b) and per-file statistics of some splits."""
-    codec = TermCodec(rules)
+    codec = codec_for(rules)
     sums = partials.KeySums()
     for split in splits:
         st = {kinds.LINES: 0, kinds.BYTES: 0, kinds.DOCS: 0, kinds.TOKENS: 0}

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from freqgap.counting import arrow_arrays, kinds, partials
-from freqgap.counting.codec import TermCodec
+from freqgap.counting.codec import TermCodec, codec_for
 from freqgap.counting.indexed import IndexedDataset
 from freqgap.counting.engines import get_engine
 from freqgap.counting.inputs import BadInputError
@@ -217,7 +217,7 @@ def count_splits(splits: Iterable[Split], rules: TermRules, tokenizer_file: str,
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(tokenizer_file)
-    codec = TermCodec(rules)
+    codec = codec_for(rules)
     task_hits, finder = _task_hits(hits, rules)
     sums = partials.KeySums()
     stats: dict[int, dict[str, int]] = {}

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from freqgap.counting import arrow_arrays, subsets
-from freqgap.counting.codec import TermCodec
+from freqgap.counting.codec import TermCodec, codec_for
 from freqgap.counting.engines import get_engine
 from freqgap.counting.records import RecordError, check_text, parse_record
 from freqgap.counting.rules import TermRules, UnitTooLarge
@@ -363,7 +363,7 @@ class _CountTask:
             self.hits = load_hit_scan().TaskHits(hits, rules)
         self.acc = _Accumulator()
         self.sums = KeySums(engine.merge)
-        self.codec = TermCodec(rules)
+        self.codec = codec_for(rules)
         self.blocks = engine.reads_json and not rules.pythia_windows   # its reader rewrites whitespace
         self.chunk = _BlockChunk(scratch) if self.blocks else _ArrowChunk(rules)
 

@@ -145,3 +145,34 @@ def test_100k_listed_terms(engine):
     want = reference_counts(texts, rules)
     assert got == want
     assert sum(" " in t for t in want[0]) > 1000        # phrases were found, not just words
+
+
+@pytest.mark.parametrize("wrong, right", [("yolk", "york"), ("internationalisation", "internationalization")])
+def test_a_wrong_component_id_is_found_out(wrong, right):
+    """The numba engine's phrase pass trusts a token's hash only as far as its bytes: a
+    token given another component's id (as a collision of hashes would give it) is found
+    out when a phrase through it is found, and no phrase is counted through it (short
+    tokens: one packed compare; long ones: byte by byte)."""
+    from freqgap.counting.codec import codec_for
+    from freqgap.counting.engines import phrases_compiled as pc
+    import numpy as np
+    rules = TermRules(terms=(f"new {right}", f"{right} city"))
+    phrases = pc.CompiledPhrases(rules, codec_for(rules))
+    text = f"new {wrong} city new {right} city"
+    data = np.frombuffer((" " + text + " " * 64).encode(), np.uint8).copy()
+    n_tok = 6
+    t_start, t_end, cid = (np.zeros(n_tok, np.int64) for _ in range(3))
+    rare = np.zeros((n_tok, 3), np.int64)
+    found, n_rare = pc._component_scan(data, len(text) + 1, phrases.strip, phrases.comp_table, phrases.seed,
+                                       phrases.max_len, phrases.changes, t_start, t_end, cid, rare)
+    assert (found, n_rare) == (n_tok, 0) and cid[1] == -1 and cid[4] == phrases.table.components[right]
+    cid[1] = cid[4]                                   # the collision
+    first_tok = np.array([0, n_tok], np.int64)
+    cand = np.zeros(n_tok + 1, np.int64)
+    n_cand = pc._candidates(cid, first_tok, phrases.table.multiplier, phrases.pairs, phrases.triples, cand)
+    assert cand[:n_cand].tolist() == [0, 1, 3, 4]
+    best, best_code = np.zeros(n_tok, np.int64), np.zeros(n_tok, np.int64)
+    pc._longest_at(cid, cand, n_cand, first_tok, phrases.table.multiplier, phrases.table.longest,
+                   phrases.table_slots, phrases.p_rec, best, best_code, data, t_start, t_end, phrases.strip,
+                   phrases.comp_w, phrases.comp_bytes, phrases.comp_off, rare, n_rare)
+    assert cid[1] == -1 and best[:n_cand].tolist() == [0, 0, 2, 2]

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from freqgap.counting.codec import BITS, TermCodec
+from freqgap.counting.codec import BITS, codec_for
 from freqgap.counting.engines.jsonscan import PAD, Utf8Batch
 from freqgap.counting.engines.phrases_compiled import CompiledPhrases
 from freqgap.counting.engines.words import char_at as _char_at, count_bits, hash_lower as _hash_lower, load_u16, lower as _lower, space_mask32, trailing_zeros
@@ -429,7 +429,7 @@ class CompiledFinder:
 
     def __init__(self, rules: TermRules) -> None:
         self.rules = rules
-        self.codec = TermCodec(rules)
+        self.codec = codec_for(rules)
         forms = rules.word_forms
         ascii_forms = sorted(f for f in forms if f.isascii())
         encoded = [f.encode() for f in ascii_forms]

@@ -1,11 +1,19 @@
 """Listed phrases in the numba engine: the component ids of a batch's tokens and the
-leftmost-longest phrase pass, each one compiled pass (the rules and tables: phrases.py).
+leftmost-longest phrase pass, in compiled passes (the rules and tables: phrases.py).
 
 Why compiled: a list of 100,000 phrases built from a text's own word n-grams makes most
 tokens components, so the numpy pass's per-length gathers and sorted searches would cost
-more than the whole single-token scan. Here each token is hashed once into an
-open-addressing table of the components, and each run of components is extended token by
-token while its id sequence is a prefix of a listed phrase, one table probe per step.
+more than the whole single-token scan. The passes, each a loop the processor can keep
+busy (few branches it cannot predict, cache misses that overlap):
+1. `_component_scan`: each token's bounds and its component id, from an 8-byte-slot
+   cuckoo table keyed by a hash of its bytes (a component is always in one of its four
+   slots: no probe loop); tokens whose lower case needs Python are set aside.
+2. `_candidates`: the tokens whose next one or two ids pass the bit filters of listed
+   two-token phrases and of longer phrases' first three ids (few do).
+3. `_longest_at`: from each candidate, the longest listed phrase by walking a cuckoo
+   table of id-sequence hashes (phrases and their prefixes), then the phrase's tokens'
+   bytes compared with its components' (the hash alone could err).
+4. `_leftmost_longest`: the phrases found merged with the single-token terms.
 Only runs when the rules list phrases: the default scan is untouched.
 """
 
@@ -15,16 +23,26 @@ from functools import lru_cache
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
+from freqgap.config import ConfigError
 from freqgap.counting.engines.phrases import PhraseTable, phrase_table
-from freqgap.counting.engines.words import (FNV_OFFSET, char_at as _char_at, fnv1a_step, hash_lower as _hash_lower,
-                                            lower as _lower)
+from freqgap.counting.engines.words import (HIGH, LOW7, ONES, char_at as _char_at, count_bits, load_u64,
+                                            lower as _lower, space_mask32)
 from freqgap.counting.rule_tables import PUNCT_BYTES
 from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
 PAIR_BITS = 22                      # the pair filter's size: 2^22 bits, 512 KB, in L2/L3
+_BLOCK = 64                         # candidates whose sequence-table slots are read ahead
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ID_BITS = 24                       # a component's id + 1 in its slot, below its hash's top bits
+_ID_MASK = np.uint64((1 << _ID_BITS) - 1)
+# the mask of a packed uint64's first n bytes, n = 0..8
+_FIRST_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
+_GE_A = np.uint64(0x80 - 0x41) * ONES     # + a byte's low 7 bits: high bit set from 'A' up
+_GT_Z = np.uint64(0x80 - 0x5B) * ONES     # ... from the byte after 'Z' up
 
 
 @njit(cache=True, inline="always")
@@ -34,178 +52,434 @@ def _pair_bit(h):
 
 
 @njit(cache=True, inline="always")
-def _slot(h, length, mask):
-    """The first slot of (sequence hash, length) in the sequence table."""
-    x = h ^ (np.uint64(length) * np.uint64(0x9E3779B97F4A7C15))
-    x ^= x >> np.uint64(31)
-    return np.int64(x & np.uint64(mask))
+def _lower8(w):
+    """The ASCII upper-case letters of 8 packed bytes lower-cased (no carry crosses bytes;
+    bytes >= 0x80 stay as they are)."""
+    low = w & LOW7
+    upper = (low + _GE_A) & ~(low + _GT_Z) & ~w & HIGH
+    return w | (upper >> np.uint64(2))
+
+
+@njit(cache=True, inline="always")
+def _mix(x):
+    """A 64-bit mix: every input bit reaches the top bits (the tag) and the low ones (the slot)."""
+    x = x * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(29)
+    return x * np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(cache=True, inline="always")
+def _seq_buckets(h, length, mask):
+    """The two buckets (first slots of two aligned slot pairs) of (sequence hash, length)
+    in the sequence table: the hash mixed first (a sequence hash's high bits hold little
+    of its last ids)."""
+    x = _mix(h ^ np.uint64(length))
+    return np.int64(x & np.uint64(mask)) & ~1, np.int64((x >> np.uint64(32)) & np.uint64(mask)) & ~1
+
+
+@njit(cache=True, inline="always")
+def _token_key(data, s, e, seed):
+    """(hash, non-ASCII) of data[s:e]: the hash of its bytes with ASCII letters
+    lower-cased (the key of the components' table) and whether any byte is >= 0x80, from
+    the same loads. Reads whole 8-byte words: data must hold 15 bytes more than e. Tokens
+    of up to 16 bytes (nearly all) take no branch."""
+    n = max(e - s, 0)
+    r0 = load_u64(data, s) & _FIRST_BYTES[min(n, 8)]
+    r1 = load_u64(data, s + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)]
+    high = (r0 | r1) & HIGH
+    h = _mix(_mix(_lower8(r0) ^ np.uint64(n) ^ seed) ^ _lower8(r1))
+    k = s + 16
+    while k < e:
+        r = load_u64(data, k) & _FIRST_BYTES[min(e - k, 8)]
+        high |= r & HIGH
+        h = _mix(h ^ _lower8(r))
+        k += 8
+    return h, high != 0
+
+
+@njit(cache=True, inline="always")
+def token_hash(data, s, e, seed):
+    """`_token_key`'s hash alone."""
+    return _token_key(data, s, e, seed)[0]
 
 
 @njit(cache=True)
-def _component_scan(data, n_bytes, strip, comp_bytes, comp_off, htab, min_len, max_len, changes, cid, rare):
-    """cid[t] = the component id of token t of the spaced buffer (only 0x20 separates; PAD
-    spaces follow), -1 if none. A token holding a character that str.lower() changes and
-    that is not ASCII (`changes`, by code point; any beyond it) is listed in `rare` as
-    (token, start, end) for Python's str.lower(); returns how many. Every other token's
-    lower case is its bytes with ASCII letters lowered, looked up in `htab`, whose entries
-    are a component id below the top 24 bits of its hash (`_entry`): only a slot whose bits
-    agree has its bytes compared. Without strip-punct the hash is made while the token's
-    end is sought: one walk over its bytes."""
-    hmask = htab.shape[0] - 1
+def _component_scan(data, n_bytes, strip, comp_table, seed, max_len, changes, t_start, t_end, cid, rare):
+    """The tokens of the spaced buffer (only 0x20 separates; PAD spaces follow) and their
+    component ids, in one pass; returns (how many tokens, how many rare), -1 tokens where
+    there are more than the arrays hold. t_start, t_end: each token's bounds, from 32-byte
+    space masks (a start is a non-space after a space, an end a space after a non-space:
+    a branch per token, none per byte). cid[t]: the component id of token t if it is one,
+    -1 if the table holds no entry of its hash; a token that is no component may rarely
+    get an id (`_verify` settles it). A token holding a character that str.lower()
+    changes and that is not ASCII (`changes`, by code point; any beyond it) is listed in
+    `rare` as (token, start, end) for Python's str.lower(). Every other token's lower case
+    is its bytes with ASCII letters lowered (`_token_key`).
+
+    Why a hash alone: a slot is 8 bytes (`_fill_components`: the hash's top 40 bits
+    above the id; no two components share those bits), so the table stays within the
+    cache, and a token's four slots, compared without a branch, decide it; the bytes are
+    compared only for the tokens of a phrase found."""
+    mask = comp_table.shape[0] - 1
     n_changes = changes.shape[0]
+    carry = np.uint64(1)                # the byte before the buffer counts as a space
+    n_start = 0
+    t = 0
     n_rare = 0
-    tok = 0
-    i = 0
-    while i < n_bytes:
-        if data[i] == 32:
-            i += 1
-            continue
-        ts = i
-        high = 0
-        h = FNV_OFFSET
-        while data[i] != 32:
-            high |= data[i]
-            h = fnv1a_step(h, _lower(data[i]))
-            i += 1
-        te = i
-        cid[tok] = -1
-        tok += 1
-        if strip:
-            start = ts
-            while ts < te and _PUNCT[data[ts]]:
-                ts += 1
-            while te > ts and _PUNCT[data[te - 1]]:
-                te -= 1
-            if ts != start or te != i:
-                h = _hash_lower(data, ts, te)
-        length = te - ts
-        if length <= 0:
-            continue
-        if high >= 128:
-            k = ts
-            to_python = False
-            while k < te:
-                if data[k] < 128:
-                    k += 1
-                    continue
-                cp, width = _char_at(data, k)
-                if cp >= n_changes or changes[cp]:
-                    to_python = True
-                    break
-                k += width
-            if to_python:
-                rare[n_rare, 0] = tok - 1
+    room = t_start.shape[0]
+    for base in range(0, n_bytes + 1, 32):     # the last token's end: byte n_bytes at most
+        space = space_mask32(data, base)
+        before = ((space << np.uint64(1)) | carry) & _LOW32
+        carry = space >> np.uint64(31)
+        starts = ~space & before & _LOW32
+        ends = space & ~before & _LOW32
+        if n_start + count_bits(starts) > room:
+            return -1, n_rare
+        while starts:
+            t_start[n_start] = base + trailing_zeros(starts)
+            n_start += 1
+            starts &= starts - np.uint64(1)
+        while ends:
+            ts = t_start[t]
+            te = base + trailing_zeros(ends)
+            ends &= ends - np.uint64(1)
+            t_end[t] = te
+            if strip:
+                ts, te = _stripped(data, ts, te)
+            cid[t] = -1
+            h, high = _token_key(data, ts, te, seed)
+            if high and _python_lowers(data, ts, te, changes, n_changes):
+                rare[n_rare, 0] = t
                 rare[n_rare, 1] = ts
                 rare[n_rare, 2] = te
                 n_rare += 1
-                continue
-        if length < min_len or length > max_len:     # (lower() may change a length: after)
+            elif 0 < te - ts <= max_len:      # (lower() may change a length: checked after)
+                cid[t] = _component_id(comp_table, h, mask)
+            t += 1
+    return n_start, n_rare
+
+
+@njit(cache=True, inline="always")
+def _python_lowers(data, ts, te, changes, n_changes):
+    """Whether data[ts:te] holds a non-ASCII character that str.lower() changes (or one
+    beyond `changes`): its lower case is then Python's to make."""
+    k = ts
+    while k < te:
+        if data[k] < 128:
+            k += 1
             continue
-        tag = np.int64(h >> np.uint64(40))
-        slot = np.int64(h & np.uint64(hmask))
-        while htab[slot] >= 0:
-            entry = htab[slot]
-            if (entry >> 32) == tag:
-                f = entry & 0xFFFFFFFF
-                fs = comp_off[f]
-                if comp_off[f + 1] - fs == length:
-                    same = True
-                    for k in range(length):
-                        if _lower(data[ts + k]) != comp_bytes[fs + k]:
-                            same = False
-                            break
-                    if same:
-                        cid[tok - 1] = f
-                        break
-            slot = (slot + 1) & hmask
-    return n_rare
+        cp, width = _char_at(data, k)
+        if cp >= n_changes or changes[cp]:
+            return True
+        k += width
+    return False
+
+
+@njit(cache=True, inline="always")
+def _stripped(data, ts, te):
+    """A token's bounds with strip-punct's leading and trailing characters stripped."""
+    while ts < te and _PUNCT[data[ts]]:
+        ts += 1
+    while te > ts and _PUNCT[data[te - 1]]:
+        te -= 1
+    return ts, te
+
+
+@njit(cache=True, inline="always")
+def _is_component(data, ts, te, f, comp_w, comp_bytes, comp_off):
+    """Whether data[ts:te], ASCII letters lower-cased, are the bytes of component f: one
+    row of `comp_w` (its first 16 bytes and its length) for a token of up to 16 bytes."""
+    n = te - ts
+    if n <= 16:
+        r0 = _lower8(load_u64(data, ts) & _FIRST_BYTES[min(max(n, 0), 8)])
+        r1 = _lower8(load_u64(data, ts + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)])
+        return (r0 == comp_w[f, 0]) & (r1 == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
+    fs = comp_off[f]
+    if comp_off[f + 1] - fs != n:
+        return False
+    for k in range(n):
+        if _lower(data[ts + k]) != comp_bytes[fs + k]:
+            return False
+    return True
 
 
 @njit(cache=True)
-def _phrase_pass(cid, first_tok, s_doc, s_pos, s_code, multiplier, longest, pairs, table, p_off, p_ids, p_code, o_doc, o_pos, o_code):
-    """The terms of the batch in order: at each position not inside a taken phrase, the
-    longest listed phrase starting there, else its single-token term (s_*: the single-token
-    finder's (doc, pos, code), in order). Writes o_*; returns how many.
+def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare, n_rare):
+    """Whether every token of the phrases found at candidates b0 .. b1 - 1 is the
+    component its id names (`_is_component`); a token that is not gets id -1. A token of
+    `rare` (its id from Python's str.lower()) needs no compare."""
+    good = True
+    for c in range(b0, b1):
+        i = cand[c]
+        for t in range(i, i + best[c]):
+            if n_rare:
+                lo, hi = 0, n_rare                       # is t in rare? (sorted by token)
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if rare[mid, 0] < t:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < n_rare and rare[lo, 0] == t:
+                    continue
+            ts, te = t_start[t], t_end[t]
+            if strip:
+                ts, te = _stripped(data, ts, te)
+            if not _is_component(data, ts, te, cid[t], comp_w, comp_bytes, comp_off):
+                cid[t] = -1
+                good = False
+    return good
 
-    Why the pair filter (`pairs`, a bit per hashed pair of ids that begins a listed phrase):
-    most tokens of text are components, and a probe of the sequence table, far larger than
-    the caches, cost a miss per token; a run is only probed where its first two ids pass.
-    `table` (`_pack`): a slot is 16 bytes, (hash, length | kind << 8 | (phrase + 1) << 16),
-    so a probe reads one cache line."""
-    n_tok = cid.shape[0]
-    n_docs = first_tok.shape[0] - 1
+
+@njit(cache=True)
+def component_words(comp_bytes, comp_off):
+    """`_is_component`'s rows: each component's first 8 bytes, next 8 (packed, zero
+    beyond its end) and its length; 32 bytes, half a cache line (comp_bytes ends in 16
+    spare bytes)."""
+    n = comp_off.shape[0] - 1
+    words = np.zeros((n, 4), np.uint64)
+    for f in range(n):
+        s, e = comp_off[f], comp_off[f + 1]
+        words[f, 0] = load_u64(comp_bytes, s) & _FIRST_BYTES[min(e - s, 8)]
+        words[f, 1] = load_u64(comp_bytes, s + 8) & _FIRST_BYTES[min(max(e - s - 8, 0), 8)]
+        words[f, 2] = e - s
+    return words
+
+
+@njit(cache=True, inline="always")
+def _has_bit(bits, h):
+    """Whether a filter holds the (hashed) bit of sequence hash h, as 0 or 1."""
+    bit = _pair_bit(h)
+    return np.int64((bits[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def _is_candidate(cid, i, end, m, pairs, triples):
+    """Whether token i may start a listed phrase, as 0 or 1: it and the next (before the
+    document's end) are components whose ids pass the filter of two-token phrases
+    (`pairs`), or it and the next two pass the filter of the first three ids of longer
+    phrases (`triples`). Most tokens of text are components, and most pairs of them
+    begin some listed phrase; few begin one of two tokens or three listed ones. No
+    branch on the filters: a mispredicted branch per token cost more than the loads."""
+    a = cid[i]
+    b = cid[i + 1]
+    c = cid[min(i + 2, cid.shape[0] - 1)]
+    h2 = np.uint64(a + 1) * m + np.uint64(b + 1)
+    h3 = h2 * m + np.uint64(c + 1)
+    two = np.int64(a >= 0) & np.int64(b >= 0) & np.int64(i + 1 < end)
+    three = two & np.int64(c >= 0) & np.int64(i + 2 < end)
+    return (two & _has_bit(pairs, h2)) | (three & _has_bit(triples, h3))
+
+
+@njit(cache=True)
+def _candidates(cid, first_tok, multiplier, pairs, triples, cand):
+    """The tokens at which `_is_candidate` holds, in order; returns how many."""
+    m = np.uint64(multiplier)
+    n = 0
+    d = 0
+    for i in range(cid.shape[0] - 1):
+        while first_tok[d + 1] <= i:
+            d += 1
+        cand[n] = i
+        n += _is_candidate(cid, i, first_tok[d + 1], m, pairs, triples)
+    return n
+
+
+@njit(cache=True, inline="always")
+def _seq_info(table, h, length, mask):
+    """The sequence table's info word of (hash h, length), 0 if absent: the four slots of
+    its two buckets, compared without a branch (`_insert_sequences` guarantees an entry
+    is in one of them)."""
+    b0, b1 = _seq_buckets(h, length, mask)
+    info = np.uint64(0)
+    for slot in (b0, b0 + 1, b1, b1 + 1):
+        i = table[slot, 1]
+        info = i if (table[slot, 0] == h) & ((i & np.uint64(255)) == np.uint64(length)) else info
+    return info
+
+
+@njit(cache=True)
+def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec, best, best_code,
+                data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare, n_rare):
+    """best[c], best_code[c]: the longest listed phrase starting at candidate cand[c] (0:
+    none), its tokens' bytes compared with its components' (`_verify`, a block of
+    candidates at a time): where a token is found not to be the component its id named,
+    its id becomes -1 and the block's walks are made again. Each candidate's walk is
+    independent of the others': the sequence table's slots of a block of candidates
+    (their first two, three and four ids) are read first, with no branch on what they hold, so
+    their cache misses overlap instead of waiting one by one."""
     mask = table.shape[0] - 1
     m = np.uint64(multiplier)
+    last = cid.shape[0] - 1
+    touched = np.uint64(0)
+    d0 = 0
+    for b0 in range(0, n_cand, _BLOCK):
+        b1 = min(b0 + _BLOCK, n_cand)
+        for c in range(b0, b1):
+            i = cand[c]
+            h = np.uint64(cid[i] + 1) * m
+            for length in range(2, 5):
+                h = h * m + np.uint64(cid[min(i + length - 1, last)] + 1)
+                u0, u1 = _seq_buckets(h, length, mask)
+                touched ^= table[u0, 1] ^ table[u1, 1]
+        while True:
+            d = d0
+            for c in range(b0, b1):
+                i = cand[c]
+                while first_tok[d + 1] <= i:
+                    d += 1
+                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec)
+            if _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off,
+                       rare, n_rare):
+                break
+        d0 = d
+    return touched
+
+
+@njit(cache=True, inline="always")
+def _walk(cid, i, end, m, longest, table, mask, p_rec):
+    """(length, code) of the longest listed phrase whose ids start at token i and end
+    before `end` (0, -1: none)."""
+    h = np.uint64(cid[i] + 1)
+    length = 1
+    k = i + 1
+    found = 0
+    code = -1
+    if cid[i] >= 0:
+        while k < end and cid[k] >= 0 and length < longest:
+            h = h * m + np.uint64(cid[k] + 1)
+            length += 1
+            info = np.int64(_seq_info(table, h, length, mask))
+            kind = (info >> 8) & 255
+            if kind & 1:
+                p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
+                same = True
+                for q in range(length):
+                    if p_rec[p + 1 + q] != cid[i + q]:
+                        same = False
+                        break
+                if same:
+                    found = length
+                    code = p_rec[p]
+            if not (kind & 2):
+                break
+            k += 1
+    return found, code
+
+
+@njit(cache=True)
+def _leftmost_longest(cand, n_cand, best, best_code, first_tok, s_doc, s_pos, s_code, o_doc, o_pos, o_code):
+    """The terms of the batch in order: at each position not inside a taken phrase, the
+    longest listed phrase starting there (`best`), else its single-token term (s_*: the
+    single-token finder's (doc, pos, code), in order). Writes o_*; returns how many."""
     n_single = s_doc.shape[0]
+    n_docs = first_tok.shape[0] - 1
     j = 0
     n_out = 0
+    covered = 0                      # the first token after the last taken phrase
     d = 0
-    i = 0
-    while i < n_tok:
+    for c in range(n_cand):
+        if best[c] == 0:
+            continue
+        i = cand[c]
+        if i < covered:
+            continue
+        while j < n_single and first_tok[s_doc[j]] + s_pos[j] < i:
+            if first_tok[s_doc[j]] + s_pos[j] >= covered:
+                o_doc[n_out] = s_doc[j]
+                o_pos[n_out] = s_pos[j]
+                o_code[n_out] = s_code[j]
+                n_out += 1
+            j += 1
         while d < n_docs and first_tok[d + 1] <= i:
             d += 1
-        best = 0
-        best_code = -1
-        if cid[i] >= 0:
-            h = np.uint64(cid[i] + 1)
-            length = 1
-            k = i + 1
-            doc_end = first_tok[d + 1]
-            if k < doc_end and cid[k] >= 0:
-                bit = _pair_bit(h * m + np.uint64(cid[k] + 1))
-                if not (pairs[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1):
-                    k = doc_end              # no listed phrase begins with this pair
-            while k < doc_end and cid[k] >= 0 and length < longest:
-                h = h * m + np.uint64(cid[k] + 1)
-                length += 1
-                slot = _slot(h, length, mask)
-                kind = 0
-                info = 0
-                while table[slot, 1] != 0:
-                    info = np.int64(table[slot, 1])
-                    if (info & 255) == length and table[slot, 0] == h:
-                        kind = (info >> 8) & 255
-                        break
-                    slot = (slot + 1) & mask
-                if kind == 0:
-                    break
-                if kind & 1:
-                    p = (info >> 16) - 1
-                    ps = p_off[p]
-                    same = True
-                    for q in range(length):
-                        if p_ids[ps + q] != cid[i + q]:
-                            same = False
-                            break
-                    if same:
-                        best = length
-                        best_code = p_code[p]
-                if not (kind & 2):
-                    break
-                k += 1
-        while j < n_single and first_tok[s_doc[j]] + s_pos[j] < i:
-            j += 1                       # inside a taken phrase
-        if best:
-            o_doc[n_out] = d
-            o_pos[n_out] = i - first_tok[d]
-            o_code[n_out] = best_code
-            n_out += 1
-            i += best
-            continue
-        if j < n_single and first_tok[s_doc[j]] + s_pos[j] == i:
+        o_doc[n_out] = d
+        o_pos[n_out] = i - first_tok[d]
+        o_code[n_out] = best_code[c]
+        n_out += 1
+        covered = i + best[c]
+    while j < n_single:
+        if first_tok[s_doc[j]] + s_pos[j] >= covered:
             o_doc[n_out] = s_doc[j]
             o_pos[n_out] = s_pos[j]
             o_code[n_out] = s_code[j]
             n_out += 1
-            j += 1
-        i += 1
+        j += 1
     return n_out
 
 
-def _entry(h: int, component: int) -> int:
-    """A component's entry of `_component_scan`'s table: the top 24 bits of its hash above
-    its id."""
-    return ((h >> 40) << 32) | component
+@njit(cache=True)
+def _component_hashes(comp_bytes, comp_off, seed):
+    """`token_hash` of every component (comp_bytes ends in 16 spare bytes: whole words)."""
+    out = np.empty(comp_off.shape[0] - 1, np.uint64)
+    for f in range(out.shape[0]):
+        out[f] = token_hash(comp_bytes, comp_off[f], comp_off[f + 1], seed)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _buckets(h, mask):
+    """The two buckets (first slots of two aligned slot pairs) a component's hash may be in."""
+    return np.int64(h & mask) & ~1, np.int64((h >> np.uint64(32)) & mask) & ~1
+
+
+@njit(cache=True, inline="always")
+def _component_id(table, h, mask):
+    """The id of the component whose hash is h, -1 if none: the four slots of its two
+    buckets are read and compared without a branch (`_fill_components` guarantees a
+    component is in one of them), so a token costs two loads and no mispredicted branch."""
+    b0, b1 = _buckets(h, np.uint64(mask))
+    want = h >> np.uint64(_ID_BITS)
+    entry = np.uint64(0)
+    for slot in (b0, b0 + 1, b1, b1 + 1):
+        e = table[slot]
+        entry = e if (e >> np.uint64(_ID_BITS)) == want else entry
+    return np.int64(entry & _ID_MASK) - 1
+
+
+@njit(cache=True)
+def _fill_components(hashes, table):
+    """Each component into one of its two buckets (cuckoo hashing: a full pair's entry is
+    moved to its other bucket); a slot is its hash's top bits above its id + 1
+    (`_ID_BITS`), an empty slot 0. False where a component found no place in a bounded
+    number of moves (the caller takes a larger table)."""
+    mask = np.uint64(table.shape[0] - 1)
+    for f in range(hashes.shape[0]):
+        entry = (hashes[f] >> np.uint64(_ID_BITS) << np.uint64(_ID_BITS)) | np.uint64(f + 1)
+        b = _buckets(hashes[f], mask)[0]
+        placed = False
+        for move in range(500):
+            if table[b] == 0 or table[b + 1] == 0:
+                table[b + (table[b] != 0)] = entry
+                placed = True
+                break
+            j = b + (move & 1)
+            entry, table[j] = table[j], entry
+            b0, b1 = _buckets(hashes[np.int64(entry & _ID_MASK) - 1], mask)
+            b = b1 if b == b0 else b0
+        if not placed:
+            return False
+    return True
+
+
+def component_table(comp_bytes: np.ndarray, comp_off: np.ndarray) -> tuple[np.ndarray, np.uint64]:
+    """(the components' table, its hash seed): a seed under which no two components
+    share the top bits of their hash, so a component token always finds its own id."""
+    n = comp_off.shape[0] - 1
+    if n >= (1 << _ID_BITS) - 1:
+        raise ConfigError(f"{n:,} distinct words in listed phrases: at most {(1 << _ID_BITS) - 2:,}")
+    seed = 0
+    while True:
+        hashes = _component_hashes(comp_bytes, comp_off, np.uint64(seed))
+        if np.unique(hashes >> np.uint64(_ID_BITS)).shape[0] == n:
+            break
+        seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+    size = 1 << max(4, (n + n // 2).bit_length())        # a third to two thirds full
+    while True:
+        table = np.zeros(size, np.uint64)
+        if _fill_components(hashes, table):
+            return table, np.uint64(seed)
+        size *= 2
 
 
 @lru_cache(maxsize=1)
@@ -227,16 +501,10 @@ class CompiledPhrases:
         self.comp_off = np.zeros(len(comps) + 1, np.int64)
         self.comp_off[1:] = np.cumsum([len(c) for _, c in comps])
         self.comp_bytes = np.frombuffer(b"".join(c for _, c in comps) or b"\0", np.uint8).copy()
-        size = 1 << max(4, (2 * len(comps)).bit_length())
-        self.htab = np.full(size, -1, np.int64)
-        for i, _ in comps:
-            h = int(_hash_lower(self.comp_bytes, self.comp_off[i], self.comp_off[i + 1]))
-            slot = h & (size - 1)
-            while self.htab[slot] >= 0:
-                slot = (slot + 1) & (size - 1)
-            self.htab[slot] = _entry(h, i)
-        byte_lengths = [len(c) for _, c in comps]
-        self.min_len, self.max_len = (min(byte_lengths), max(byte_lengths)) if comps else (1, 0)
+        self.comp_bytes = np.concatenate((self.comp_bytes, np.zeros(16, np.uint8)))
+        self.comp_table, self.seed = component_table(self.comp_bytes, self.comp_off)
+        self.comp_w = component_words(self.comp_bytes, self.comp_off)
+        self.max_len = max((len(c) for _, c in comps), default=0)
         self.changes = lower_changes()
         self._scratch = np.empty(0, np.int64)
         self._sequences(table, codec)
@@ -244,63 +512,104 @@ class CompiledPhrases:
     def _sequences(self, table: PhraseTable, codec) -> None:
         """The table of (hash, length) -> phrase and/or prefix of a longer phrase."""
         lengths = [length for length in table.lengths for _ in table.names[length]]
-        self.p_off = np.zeros(len(lengths) + 1, np.int64)
-        self.p_off[1:] = np.cumsum(lengths)
-        self.p_ids = np.concatenate([table.rows[n].ravel() for n in table.lengths] or [np.zeros(1, np.int64)])
-        self.p_code = codec.encode([name for n in table.lengths for name in table.names[n]])
+        # each phrase's record, one place for the walk's one read: its code, then its ids
+        rec_off = np.zeros(len(lengths), np.int64)
+        rec_off[1:] = np.cumsum(np.array(lengths[:-1], np.int64) + 1)
+        self.p_rec = np.zeros(len(lengths) + sum(lengths) + 1, np.int64)
+        is_id = np.ones(self.p_rec.shape[0] - 1, np.bool_)
+        is_id[rec_off] = False
+        self.p_rec[:-1][is_id] = np.concatenate([table.rows[n].ravel() for n in table.lengths] or [np.zeros(0, np.int64)])
+        self.p_rec[rec_off] = codec.encode([name for n in table.lengths for name in table.names[n]])
         # entries: every phrase (kind _PHRASE, its row) and every prefix (kind _PREFIX)
         e_len = np.concatenate([np.full(table.hashes[n].shape[0], n, np.int64) for n in table.lengths]
                                + [np.full(h.shape[0], n, np.int64) for n, h in table.prefixes.items()])
         e_hash = np.concatenate([table.hashes[n] for n in table.lengths] + list(table.prefixes.values()))
         n_phrases = len(lengths)
         e_kind = np.where(np.arange(e_len.shape[0]) < n_phrases, _PHRASE, _PREFIX).astype(np.int64)
-        e_phrase = np.where(e_kind == _PHRASE, np.arange(e_len.shape[0]), -1).astype(np.int64)
-        size = 1 << max(4, (2 * e_len.shape[0]).bit_length())
-        t_hash = np.zeros(size, np.uint64)
-        t_len = np.zeros(size, np.int64)
-        t_kind = np.zeros(size, np.int64)
-        t_phrase = np.full(size, -1, np.int64)
-        _insert(e_hash, e_len, e_kind, e_phrase, t_hash, t_len, t_kind, t_phrase)
-        self.table_slots = _pack(t_hash, t_len, t_kind, t_phrase)
+        e_phrase = np.full(e_len.shape[0], -1, np.int64)
+        e_phrase[:n_phrases] = rec_off
+        e_info = (e_len | (e_kind << 8) | ((e_phrase + 1) << 16)).astype(np.uint64)
+        size = 1 << max(4, (2 * e_len.shape[0]).bit_length())    # at most half full
+        while True:
+            self.table_slots = np.zeros((size, 2), np.uint64)
+            if _insert_sequences(e_hash, e_len, e_info, self.table_slots):
+                break
+            size *= 2
+        # the candidates' filters: two-token phrases; the first three ids of longer ones
         self.pairs = np.zeros(1 << (PAIR_BITS - 6), np.uint64)
-        _fill_pairs(e_hash[e_len == 2], self.pairs)
+        _fill_pairs(table.hashes.get(2, np.zeros(0, np.uint64)), self.pairs)
+        self.triples = np.zeros(1 << (PAIR_BITS - 6), np.uint64)
+        _fill_pairs(np.concatenate([np.zeros(0, np.uint64)] + [h for n, h in ((3, table.hashes.get(3)),
+                                   (3, table.prefixes.get(3))) if h is not None]), self.triples)
 
     def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
         the single-token terms (doc, pos, code: the single-token finder's, in order)."""
         n_tok = int(first_tok[-1])
         room = doc.shape[0] + n_tok // 2 + 1
-        if self._scratch.shape[0] < 7 * n_tok + 3 * room:    # kept between chunks: fresh pages cost more
-            self._scratch = np.empty(2 * (7 * n_tok + 3 * room), np.int64)
+        need = 9 * n_tok + 3 * room + 1
+        if self._scratch.shape[0] < need:    # kept between chunks: fresh pages cost more
+            self._scratch = np.empty(2 * need, np.int64)
         cid = self._scratch[:n_tok]
         rare = self._scratch[n_tok:4 * n_tok].reshape(n_tok, 3)
-        out = self._scratch[4 * n_tok:4 * n_tok + 3 * room].reshape(3, room)
-        n_rare = _component_scan(data, n_bytes, self.strip, self.comp_bytes, self.comp_off, self.htab,
-                                 self.min_len, self.max_len, self.changes, cid, rare)
+        cand = self._scratch[4 * n_tok:5 * n_tok + 1]
+        best = self._scratch[5 * n_tok + 1:6 * n_tok + 1]
+        best_code = self._scratch[6 * n_tok + 1:7 * n_tok + 1]
+        out = self._scratch[9 * n_tok + 1:9 * n_tok + 1 + 3 * room].reshape(3, room)
+        t_start = self._scratch[7 * n_tok + 1:8 * n_tok + 1]
+        t_end = self._scratch[8 * n_tok + 1:9 * n_tok + 1]
+        found, n_rare = _component_scan(data, n_bytes, self.strip, self.comp_table, self.seed, self.max_len,
+                                        self.changes, t_start, t_end, cid, rare)
+        if found != n_tok:
+            raise AssertionError("the phrase pass and the finder disagree on the tokens")
         if n_rare:
             components = self.table.components
             for t, s, e in rare[:n_rare].tolist():
                 cid[t] = components.get(data[s:e].tobytes().decode("utf-8").lower(), -1)
-        n = _phrase_pass(cid, first_tok, doc, pos, code, self.table.multiplier, self.table.longest,
-                         self.pairs, self.table_slots, self.p_off, self.p_ids,
-                         self.p_code, out[0], out[1], out[2])
+        n_cand = _candidates(cid, first_tok, self.table.multiplier, self.pairs, self.triples, cand)
+        _longest_at(cid, cand, n_cand, first_tok, self.table.multiplier, self.table.longest,
+                    self.table_slots, self.p_rec, best, best_code,
+                    data, t_start, t_end, self.strip, self.comp_w, self.comp_bytes, self.comp_off, rare, n_rare)
+        n = _leftmost_longest(cand, n_cand, best, best_code, first_tok, doc, pos, code,
+                              out[0], out[1], out[2])
         return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
 
 
 @njit(cache=True)
-def _insert(e_hash, e_len, e_kind, e_phrase, t_hash, t_len, t_kind, t_phrase):
-    """The entries into the sequence table by linear probing; an entry met again (a prefix
-    that is also a phrase) gains the kind and the phrase of the other."""
-    mask = t_hash.shape[0] - 1
+def _insert_sequences(e_hash, e_len, e_info, table):
+    """The entries into the sequence table, each in one of its two buckets (cuckoo
+    hashing, as `_fill_components`); an entry met again (a prefix that is also a phrase)
+    gains the kind and the phrase of the other. A slot is (hash, info: length | kind << 8
+    | (phrase + 1) << 16); an empty slot's info is 0 (lengths are >= 1). False where an
+    entry found no place in a bounded number of moves (the caller takes a larger table)."""
+    mask = table.shape[0] - 1
     for i in range(e_hash.shape[0]):
-        slot = _slot(e_hash[i], e_len[i], mask)
-        while t_len[slot] > 0 and not (t_len[slot] == e_len[i] and t_hash[slot] == e_hash[i]):
-            slot = (slot + 1) & mask
-        t_hash[slot] = e_hash[i]
-        t_len[slot] = e_len[i]
-        t_kind[slot] |= e_kind[i]
-        if e_phrase[i] >= 0:
-            t_phrase[slot] = e_phrase[i]
+        h, info = e_hash[i], e_info[i]
+        b0, b1 = _seq_buckets(h, e_len[i], mask)
+        met = -1
+        for slot in (b0, b0 + 1, b1, b1 + 1):
+            if table[slot, 1] != 0 and table[slot, 0] == h and (table[slot, 1] & np.uint64(255)) == e_len[i]:
+                met = slot
+        if met >= 0:
+            table[met, 1] |= info
+            continue
+        b = b0
+        placed = False
+        for move in range(500):
+            if table[b, 1] == 0 or table[b + 1, 1] == 0:
+                j = b + (table[b, 1] != 0)
+                table[j, 0] = h
+                table[j, 1] = info
+                placed = True
+                break
+            j = b + (move & 1)
+            h, table[j, 0] = table[j, 0], h
+            info, table[j, 1] = table[j, 1], info
+            c0, c1 = _seq_buckets(h, np.int64(info & np.uint64(255)), mask)
+            b = c1 if b == c0 else c0
+        if not placed:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -309,13 +618,3 @@ def _fill_pairs(hashes, pairs):
     for i in range(hashes.shape[0]):
         bit = _pair_bit(hashes[i])
         pairs[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
-
-
-def _pack(t_hash: np.ndarray, t_len: np.ndarray, t_kind: np.ndarray, t_phrase: np.ndarray) -> np.ndarray:
-    """The sequence table as (size, 2) uint64 slots for `_phrase_pass`: (hash, length |
-    kind << 8 | (phrase + 1) << 16); an empty slot's second word is 0 (lengths are >= 1)."""
-    packed = np.zeros((t_hash.shape[0], 2), np.uint64)
-    packed[:, 0] = t_hash
-    info = t_len | (t_kind << 8) | ((t_phrase + 1) << 16)
-    packed[:, 1] = np.where(t_len > 0, info, 0).astype(np.uint64)
-    return packed

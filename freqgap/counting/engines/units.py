@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from freqgap.counting.codec import BITS, TermCodec
+from freqgap.counting.codec import BITS, TermCodec, codec_for
 from freqgap.counting.engines.tokenize import TermOccurrences
 from freqgap.counting.engines.windows import unigram_counts
 from freqgap.counting.kinds import PAIR, TRIPLE, UNIGRAM, UNIT_COUNT, UNIT_DOCS
@@ -101,7 +101,7 @@ def listed_keys(rules: TermRules, order: int = 2) -> np.ndarray:
     rows = [p for p in rules.pairs if len(p) == order]
     if not rows:
         return _EMPTY
-    codec = TermCodec(rules)
+    codec = codec_for(rules)
     codes = [codec.encode([row[i] for row in rows]) for i in range(order)]
     return np.unique(TermCodec.pair_keys(*codes) if order == 2 else TermCodec.triple_keys(*codes))
 

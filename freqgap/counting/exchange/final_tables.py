@@ -18,7 +18,7 @@ from freqgap.contract import DATASETS as CONTRACT
 from freqgap.counting import arrow_arrays
 from freqgap.counting.exchange import runs as exchange
 from freqgap.counting.inputs import arrow_fs, join
-from freqgap.counting.codec import TermCodec
+from freqgap.counting.codec import TermCodec, codec_for
 from freqgap.counting.engines import get_engine
 from freqgap.counting.kinds import LABEL, LAYOUT, UNIT_DOCS
 from freqgap.counting.rules import TermRules
@@ -124,7 +124,7 @@ def reduce_range(runs: Sequence[tuple[str, str, int]], lo: int | None, hi: int |
     `final`/<dataset>/ and return {"kinds": {kind: [distinct rows, occurrences]}, "rows":
     {dataset: rows}}. Part 0 writes a file even when empty, so every dataset has its schema
     on disk."""
-    codec = TermCodec(rules)
+    codec = codec_for(rules)
     summed = _sum_kinds(runs, lo, hi, engine)
     out: dict[str, Any] = {"kinds": {k: [int(v[0].size), int(v[1].sum())] for k, v in summed.items()},
                            "rows": {}}
