@@ -174,5 +174,5 @@ def test_a_wrong_component_id_is_found_out(wrong, right):
     best, best_code = np.zeros(n_tok, np.int64), np.zeros(n_tok, np.int64)
     pc._longest_at(cid, cand, n_cand, first_tok, phrases.table.multiplier, phrases.table.longest,
                    phrases.table_slots, phrases.p_rec, best, best_code, data, t_start, t_end, phrases.strip,
-                   phrases.comp_w, phrases.comp_bytes, phrases.comp_off, rare, n_rare)
+                   phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.zeros(n_tok, np.bool_))
     assert cid[1] == -1 and best[:n_cand].tolist() == [0, 0, 2, 2]

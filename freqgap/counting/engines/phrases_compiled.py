@@ -185,47 +185,39 @@ def _stripped(data, ts, te):
     return ts, te
 
 
-@njit(cache=True, inline="always")
-def _is_component(data, ts, te, f, comp_w, comp_bytes, comp_off):
-    """Whether data[ts:te], ASCII letters lower-cased, are the bytes of component f: one
-    row of `comp_w` (its first 16 bytes and its length) for a token of up to 16 bytes."""
-    n = te - ts
-    if n <= 16:
-        r0 = _lower8(load_u64(data, ts) & _FIRST_BYTES[min(max(n, 0), 8)])
-        r1 = _lower8(load_u64(data, ts + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)])
-        return (r0 == comp_w[f, 0]) & (r1 == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
-    fs = comp_off[f]
-    if comp_off[f + 1] - fs != n:
+@njit(cache=True)
+def _same_bytes(data, ts, te, comp_bytes, fs, fe):
+    """Whether data[ts:te], ASCII letters lower-cased, equal comp_bytes[fs:fe]."""
+    if fe - fs != te - ts:
         return False
-    for k in range(n):
+    for k in range(te - ts):
         if _lower(data[ts + k]) != comp_bytes[fs + k]:
             return False
     return True
 
 
 @njit(cache=True)
-def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare, n_rare):
+def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
     """Whether every token of the phrases found at candidates b0 .. b1 - 1 is the
-    component its id names (`_is_component`); a token that is not gets id -1. A token of
-    `rare` (its id from Python's str.lower()) needs no compare."""
+    component its id names: its bytes, ASCII letters lower-cased, against one row of
+    `comp_w` (the component's first 16 bytes and its length) without a branch, a token
+    of more than 16 bytes byte by byte (`_same_bytes`). A token that is not gets id -1.
+    A rare token (`is_rare`: its id from Python's str.lower()) needs no compare."""
     good = True
     for c in range(b0, b1):
         i = cand[c]
         for t in range(i, i + best[c]):
-            if n_rare:
-                lo, hi = 0, n_rare                       # is t in rare? (sorted by token)
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if rare[mid, 0] < t:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < n_rare and rare[lo, 0] == t:
-                    continue
             ts, te = t_start[t], t_end[t]
             if strip:
                 ts, te = _stripped(data, ts, te)
-            if not _is_component(data, ts, te, cid[t], comp_w, comp_bytes, comp_off):
+            n = te - ts
+            f = cid[t]
+            r0 = _lower8(load_u64(data, ts) & _FIRST_BYTES[min(max(n, 0), 8)])
+            r1 = _lower8(load_u64(data, ts + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)])
+            same = (r0 == comp_w[f, 0]) & (r1 == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
+            if n > 16:
+                same = _same_bytes(data, ts, te, comp_bytes, comp_off[f], comp_off[f + 1])
+            if not (same or is_rare[t]):
                 cid[t] = -1
                 good = False
     return good
@@ -233,7 +225,7 @@ def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_b
 
 @njit(cache=True)
 def component_words(comp_bytes, comp_off):
-    """`_is_component`'s rows: each component's first 8 bytes, next 8 (packed, zero
+    """`_verify`'s rows: each component's first 8 bytes, next 8 (packed, zero
     beyond its end) and its length; 32 bytes, half a cache line (comp_bytes ends in 16
     spare bytes)."""
     n = comp_off.shape[0] - 1
@@ -291,16 +283,17 @@ def _seq_info(table, h, length, mask):
     its two buckets, compared without a branch (`_insert_sequences` guarantees an entry
     is in one of them)."""
     b0, b1 = _seq_buckets(h, length, mask)
-    info = np.uint64(0)
-    for slot in (b0, b0 + 1, b1, b1 + 1):
-        i = table[slot, 1]
-        info = i if (table[slot, 0] == h) & ((i & np.uint64(255)) == np.uint64(length)) else info
-    return info
+    n = np.uint64(length)
+    i0, i1, i2, i3 = table[b0, 1], table[b0 + 1, 1], table[b1, 1], table[b1 + 1, 1]
+    info = i0 if (table[b0, 0] == h) & ((i0 & np.uint64(255)) == n) else np.uint64(0)
+    info = i1 if (table[b0 + 1, 0] == h) & ((i1 & np.uint64(255)) == n) else info
+    info = i2 if (table[b1, 0] == h) & ((i2 & np.uint64(255)) == n) else info
+    return i3 if (table[b1 + 1, 0] == h) & ((i3 & np.uint64(255)) == n) else info
 
 
 @njit(cache=True)
 def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec, best, best_code,
-                data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare, n_rare):
+                data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
     """best[c], best_code[c]: the longest listed phrase starting at candidate cand[c] (0:
     none), its tokens' bytes compared with its components' (`_verify`, a block of
     candidates at a time): where a token is found not to be the component its id named,
@@ -329,8 +322,7 @@ def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec,
                 while first_tok[d + 1] <= i:
                     d += 1
                 best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec)
-            if _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off,
-                       rare, n_rare):
+            if _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
                 break
         d0 = d
     return touched
@@ -355,9 +347,7 @@ def _walk(cid, i, end, m, longest, table, mask, p_rec):
                 p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
                 same = True
                 for q in range(length):
-                    if p_rec[p + 1 + q] != cid[i + q]:
-                        same = False
-                        break
+                    same &= p_rec[p + 1 + q] == cid[i + q]
                 if same:
                     found = length
                     code = p_rec[p]
@@ -507,6 +497,7 @@ class CompiledPhrases:
         self.max_len = max((len(c) for _, c in comps), default=0)
         self.changes = lower_changes()
         self._scratch = np.empty(0, np.int64)
+        self._is_rare = np.zeros(0, np.bool_)
         self._sequences(table, codec)
 
     def _sequences(self, table: PhraseTable, codec) -> None:
@@ -562,14 +553,21 @@ class CompiledPhrases:
                                         self.changes, t_start, t_end, cid, rare)
         if found != n_tok:
             raise AssertionError("the phrase pass and the finder disagree on the tokens")
+        if self._is_rare.shape[0] < n_tok:
+            self._is_rare = np.zeros(2 * n_tok, np.bool_)
+        rare_tokens = rare[:n_rare, 0].copy()
+        self._is_rare[rare_tokens] = True               # (cleared below: no pass over all tokens)
         if n_rare:
             components = self.table.components
             for t, s, e in rare[:n_rare].tolist():
                 cid[t] = components.get(data[s:e].tobytes().decode("utf-8").lower(), -1)
         n_cand = _candidates(cid, first_tok, self.table.multiplier, self.pairs, self.triples, cand)
-        _longest_at(cid, cand, n_cand, first_tok, self.table.multiplier, self.table.longest,
-                    self.table_slots, self.p_rec, best, best_code,
-                    data, t_start, t_end, self.strip, self.comp_w, self.comp_bytes, self.comp_off, rare, n_rare)
+        try:
+            _longest_at(cid, cand, n_cand, first_tok, self.table.multiplier, self.table.longest,
+                        self.table_slots, self.p_rec, best, best_code,
+                        data, t_start, t_end, self.strip, self.comp_w, self.comp_bytes, self.comp_off, self._is_rare)
+        finally:
+            self._is_rare[rare_tokens] = False
         n = _leftmost_longest(cand, n_cand, best, best_code, first_tok, doc, pos, code,
                               out[0], out[1], out[2])
         return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
