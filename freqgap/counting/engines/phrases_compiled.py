@@ -362,7 +362,6 @@ def _leftmost_longest(cand, n_cand, best, best_code, first_tok, s_doc, s_pos, s_
     """The terms of the batch in order: at each position not inside a taken phrase, the
     longest listed phrase starting there (`best`), else its single-token term (s_*: the
     single-token finder's (doc, pos, code), in order). Writes o_*; returns how many."""
-    n_single = s_doc.shape[0]
     n_docs = first_tok.shape[0] - 1
     j = 0
     n_out = 0
@@ -374,13 +373,7 @@ def _leftmost_longest(cand, n_cand, best, best_code, first_tok, s_doc, s_pos, s_
         i = cand[c]
         if i < covered:
             continue
-        while j < n_single and first_tok[s_doc[j]] + s_pos[j] < i:
-            if first_tok[s_doc[j]] + s_pos[j] >= covered:
-                o_doc[n_out] = s_doc[j]
-                o_pos[n_out] = s_pos[j]
-                o_code[n_out] = s_code[j]
-                n_out += 1
-            j += 1
+        j, n_out = _singles_before(i, covered, j, n_out, first_tok, s_doc, s_pos, s_code, o_doc, o_pos, o_code)
         while d < n_docs and first_tok[d + 1] <= i:
             d += 1
         o_doc[n_out] = d
@@ -388,14 +381,22 @@ def _leftmost_longest(cand, n_cand, best, best_code, first_tok, s_doc, s_pos, s_
         o_code[n_out] = best_code[c]
         n_out += 1
         covered = i + best[c]
-    while j < n_single:
+    return _singles_before(first_tok[-1], covered, j, n_out, first_tok, s_doc, s_pos, s_code, o_doc, o_pos, o_code)[1]
+
+
+@njit(cache=True)
+def _singles_before(limit, covered, j, n_out, first_tok, s_doc, s_pos, s_code, o_doc, o_pos, o_code):
+    """The single-token terms from the j-th on that start before token `limit`, copied to
+    o_* from n_out on unless inside a taken phrase (before `covered`); returns (j, n_out)
+    after them."""
+    while j < s_doc.shape[0] and first_tok[s_doc[j]] + s_pos[j] < limit:
         if first_tok[s_doc[j]] + s_pos[j] >= covered:
             o_doc[n_out] = s_doc[j]
             o_pos[n_out] = s_pos[j]
             o_code[n_out] = s_code[j]
             n_out += 1
         j += 1
-    return n_out
+    return j, n_out
 
 
 @njit(cache=True)
