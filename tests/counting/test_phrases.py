@@ -161,7 +161,8 @@ def test_a_wrong_component_id_is_found_out(wrong, right):
     text = f"new {wrong} city new {right} city"
     data = np.frombuffer((" " + text + " " * 64).encode(), np.uint8).copy()
     n_tok = 6
-    t_start, t_end, cid = (np.zeros(n_tok, np.int64) for _ in range(3))
+    t_start, t_end = (np.zeros(n_tok + pc._SPARE, np.int64) for _ in range(2))
+    cid = np.zeros(n_tok, np.int64)
     rare = np.zeros((n_tok, 3), np.int64)
     found, n_rare = pc._component_scan(data, len(text) + 1, phrases.strip, phrases.comp_table, phrases.seed,
                                        phrases.max_len, phrases.changes, t_start, t_end, cid, rare)

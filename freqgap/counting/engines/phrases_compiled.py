@@ -34,7 +34,7 @@ from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
-PAIR_BITS = 22                      # the pair filter's size: 2^22 bits, 512 KB, in L2/L3
+PAIR_BITS = 22                      # a bit filter's size: 2^22 bits, 512 KB, in L2
 _BLOCK = 64                         # candidates whose sequence-table slots are read ahead
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ID_BITS = 24                       # a component's id + 1 in its slot, below its hash's top bits
@@ -46,9 +46,15 @@ _GT_Z = np.uint64(0x80 - 0x5B) * ONES     # ... from the byte after 'Z' up
 
 
 @njit(cache=True, inline="always")
-def _pair_bit(h):
-    """The pair filter's bit of a 2-id sequence hash (its top bits after a multiply)."""
-    return np.int64((h * np.uint64(0xD6E8FEB86659FD93)) >> np.uint64(64 - PAIR_BITS))
+def _filter_bits(h):
+    """(word, mask) of a 2- or 3-id sequence hash in a bit filter: one 64-bit word and
+    three bits of it (a Bloom filter whose bits share one word: one load a test, and far
+    fewer false candidates than one bit would give)."""
+    x = h * np.uint64(0xD6E8FEB86659FD93)     # a product's high bits depend on all of h's
+    one = np.uint64(1)
+    mask = (one << ((x >> np.uint64(30)) & np.uint64(63))) | (one << ((x >> np.uint64(36)) & np.uint64(63))) \
+        | (one << ((x >> np.uint64(42)) & np.uint64(63)))
+    return np.int64(x >> np.uint64(64 - (PAIR_BITS - 6))), mask
 
 
 @njit(cache=True, inline="always")
@@ -103,15 +109,16 @@ def token_hash(data, s, e, seed):
     return _token_key(data, s, e, seed)[0]
 
 
+_SPARE = 8                          # slots after the last token's in t_start, t_end (`_token_bounds`)
+
+
 @njit(cache=True)
 def _component_scan(data, n_bytes, strip, comp_table, seed, max_len, changes, t_start, t_end, cid, rare):
-    """The tokens of the spaced buffer (only 0x20 separates; PAD spaces follow) and their
-    component ids, in one pass; returns (how many tokens, how many rare), -1 tokens where
-    there are more than the arrays hold. t_start, t_end: each token's bounds, from 32-byte
-    space masks (a start is a non-space after a space, an end a space after a non-space:
-    a branch per token, none per byte). cid[t]: the component id of token t if it is one,
-    -1 if the table holds no entry of its hash; a token that is no component may rarely
-    get an id (`_verify` settles it). A token holding a character that str.lower()
+    """The tokens of the spaced buffer and their component ids; returns (how many tokens,
+    how many rare), -1 tokens where there are more than the arrays hold. t_start, t_end:
+    each token's bounds (`_token_bounds`). cid[t]: the component id of token t if it is
+    one, -1 if the table holds no entry of its hash; a token that is no component may
+    rarely get an id (`_verify` settles it). A token holding a character that str.lower()
     changes and that is not ASCII (`changes`, by code point; any beyond it) is listed in
     `rare` as (token, start, end) for Python's str.lower(). Every other token's lower case
     is its bytes with ASCII letters lowered (`_token_key`).
@@ -120,43 +127,70 @@ def _component_scan(data, n_bytes, strip, comp_table, seed, max_len, changes, t_
     above the id; no two components share those bits), so the table stays within the
     cache, and a token's four slots, compared without a branch, decide it; the bytes are
     compared only for the tokens of a phrase found."""
+    n_tok = _token_bounds(data, n_bytes, t_start, t_end)
+    if n_tok < 0:
+        return -1, 0
     mask = comp_table.shape[0] - 1
     n_changes = changes.shape[0]
+    n_rare = 0
+    for t in range(n_tok):
+        ts = t_start[t]
+        te = t_end[t]
+        if strip:
+            ts, te = _stripped(data, ts, te)
+        cid[t] = -1
+        h, high = _token_key(data, ts, te, seed)
+        if high and _python_lowers(data, ts, te, changes, n_changes):
+            rare[n_rare, 0] = t
+            rare[n_rare, 1] = ts
+            rare[n_rare, 2] = te
+            n_rare += 1
+        elif 0 < te - ts <= max_len:      # (lower() may change a length: checked after)
+            cid[t] = _component_id(comp_table, h, mask)
+    return n_tok, n_rare
+
+
+@njit(cache=True)
+def _token_bounds(data, n_bytes, t_start, t_end):
+    """(start, end) of every token of the spaced buffer (only 0x20 separates; PAD spaces
+    follow), from 32-byte space masks: a start is a non-space after a space, an end a
+    space after a non-space. Returns how many; -1 where there are more than the arrays
+    hold less their `_SPARE` slots. A block's first eight starts and ends are written
+    whether it holds them or not (into the slots after the last, overwritten next): no
+    branch depends on how many tokens a block holds, only a block of more than eight."""
     carry = np.uint64(1)                # the byte before the buffer counts as a space
     n_start = 0
-    t = 0
-    n_rare = 0
-    room = t_start.shape[0]
+    n_end = 0
+    room = t_start.shape[0] - _SPARE
+    stop = np.uint64(1) << np.uint64(32)      # trailing_zeros of an emptied mask: 32
     for base in range(0, n_bytes + 1, 32):     # the last token's end: byte n_bytes at most
         space = space_mask32(data, base)
         before = ((space << np.uint64(1)) | carry) & _LOW32
         carry = space >> np.uint64(31)
         starts = ~space & before & _LOW32
         ends = space & ~before & _LOW32
-        if n_start + count_bits(starts) > room:
-            return -1, n_rare
-        while starts:
-            t_start[n_start] = base + trailing_zeros(starts)
-            n_start += 1
+        n_s = count_bits(starts)
+        n_e = count_bits(ends)
+        if n_start + n_s > room or n_end + n_e > room:
+            return -1
+        for r in range(_SPARE):
+            t_start[n_start + r] = base + trailing_zeros(starts | stop)
             starts &= starts - np.uint64(1)
-        while ends:
-            ts = t_start[t]
-            te = base + trailing_zeros(ends)
+            t_end[n_end + r] = base + trailing_zeros(ends | stop)
             ends &= ends - np.uint64(1)
-            t_end[t] = te
-            if strip:
-                ts, te = _stripped(data, ts, te)
-            cid[t] = -1
-            h, high = _token_key(data, ts, te, seed)
-            if high and _python_lowers(data, ts, te, changes, n_changes):
-                rare[n_rare, 0] = t
-                rare[n_rare, 1] = ts
-                rare[n_rare, 2] = te
-                n_rare += 1
-            elif 0 < te - ts <= max_len:      # (lower() may change a length: checked after)
-                cid[t] = _component_id(comp_table, h, mask)
-            t += 1
-    return n_start, n_rare
+        k = n_start + _SPARE
+        while starts:
+            t_start[k] = base + trailing_zeros(starts)
+            starts &= starts - np.uint64(1)
+            k += 1
+        k = n_end + _SPARE
+        while ends:
+            t_end[k] = base + trailing_zeros(ends)
+            ends &= ends - np.uint64(1)
+            k += 1
+        n_start += n_s
+        n_end += n_e
+    return n_start if n_start == n_end else -1
 
 
 @njit(cache=True, inline="always")
@@ -240,9 +274,9 @@ def component_words(comp_bytes, comp_off):
 
 @njit(cache=True, inline="always")
 def _has_bit(bits, h):
-    """Whether a filter holds the (hashed) bit of sequence hash h, as 0 or 1."""
-    bit = _pair_bit(h)
-    return np.int64((bits[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1))
+    """Whether a filter holds sequence hash h (`_filter_bits`), as 0 or 1 (1 may err)."""
+    word, mask = _filter_bits(h)
+    return np.int64((bits[word] & mask) == mask)
 
 
 @njit(cache=True, inline="always")
@@ -539,7 +573,7 @@ class CompiledPhrases:
         the single-token terms (doc, pos, code: the single-token finder's, in order)."""
         n_tok = int(first_tok[-1])
         room = doc.shape[0] + n_tok // 2 + 1
-        need = 9 * n_tok + 3 * room + 1
+        need = 7 * n_tok + 1 + 3 * room + 2 * (n_tok + _SPARE)
         if self._scratch.shape[0] < need:    # kept between chunks: fresh pages cost more
             self._scratch = np.empty(2 * need, np.int64)
         cid = self._scratch[:n_tok]
@@ -547,9 +581,9 @@ class CompiledPhrases:
         cand = self._scratch[4 * n_tok:5 * n_tok + 1]
         best = self._scratch[5 * n_tok + 1:6 * n_tok + 1]
         best_code = self._scratch[6 * n_tok + 1:7 * n_tok + 1]
-        out = self._scratch[9 * n_tok + 1:9 * n_tok + 1 + 3 * room].reshape(3, room)
-        t_start = self._scratch[7 * n_tok + 1:8 * n_tok + 1]
-        t_end = self._scratch[8 * n_tok + 1:9 * n_tok + 1]
+        out = self._scratch[7 * n_tok + 1:7 * n_tok + 1 + 3 * room].reshape(3, room)
+        bounds = self._scratch[7 * n_tok + 1 + 3 * room:need].reshape(2, n_tok + _SPARE)
+        t_start, t_end = bounds[0], bounds[1]
         found, n_rare = _component_scan(data, n_bytes, self.strip, self.comp_table, self.seed, self.max_len,
                                         self.changes, t_start, t_end, cid, rare)
         if found != n_tok:
@@ -612,8 +646,8 @@ def _insert_sequences(e_hash, e_len, e_info, table):
 
 
 @njit(cache=True)
-def _fill_pairs(hashes, pairs):
-    """The pair filter's bits of the 2-id sequences that are or begin a listed phrase."""
+def _fill_pairs(hashes, bits):
+    """A filter's bits (`_filter_bits`) of the 2- or 3-id sequences given."""
     for i in range(hashes.shape[0]):
-        bit = _pair_bit(hashes[i])
-        pairs[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+        word, mask = _filter_bits(hashes[i])
+        bits[word] |= mask
