@@ -177,3 +177,40 @@ def test_a_wrong_component_id_is_found_out(wrong, right):
                    phrases.table_slots, phrases.p_rec, best, best_code, data, t_start, t_end, phrases.strip,
                    phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.zeros(n_tok, np.bool_))
     assert cid[1] == -1 and best[:n_cand].tolist() == [0, 0, 2, 2]
+
+
+def test_a_phrase_whose_hash_matches_but_ids_differ_is_not_taken():
+    """A walk takes the longest phrase whose id-sequence hash matches and then compares its
+    ids with the phrase's record: where they differ (another sequence of the same hash,
+    made here by changing the record), the candidate is walked again comparing ids, and the
+    longest phrase whose ids do match is taken."""
+    from freqgap.counting.codec import codec_for
+    from freqgap.counting.engines import phrases_compiled as pc
+    import numpy as np
+    rules = TermRules(terms=("new york", "new york city"))
+    codec = codec_for(rules)
+    phrases = pc.CompiledPhrases(rules, codec)
+    short, long_ = codec.encode(["new york", "new york city"]).tolist()
+    text = "new york city"
+    data = np.frombuffer((" " + text + " " * 64).encode(), np.uint8).copy()
+    n_tok = 3
+    t_start, t_end = (np.zeros(n_tok + pc._SPARE, np.int64) for _ in range(2))
+    cid, rare = np.zeros(n_tok, np.int64), np.zeros((n_tok, 3), np.int64)
+    pc._component_scan(data, len(text) + 1, phrases.strip, phrases.comp_table, phrases.seed, phrases.max_len,
+                       phrases.changes, t_start, t_end, cid, rare)
+    first_tok = np.array([0, n_tok], np.int64)
+    cand = np.zeros(n_tok + 1, np.int64)
+    n_cand = pc._candidates(cid, first_tok, phrases.table.multiplier, phrases.pairs, phrases.triples, cand)
+
+    def longest(p_rec):
+        best, code = np.zeros(n_tok, np.int64), np.zeros(n_tok, np.int64)
+        pc._longest_at(cid, cand, n_cand, first_tok, phrases.table.multiplier, phrases.table.longest,
+                       phrases.table_slots, p_rec, best, code, data, t_start, t_end, phrases.strip,
+                       phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.zeros(n_tok, np.bool_))
+        return best[0], code[0]
+
+    assert longest(phrases.p_rec) == (3, long_)
+    changed = phrases.p_rec.copy()
+    at = int(np.flatnonzero(changed == long_)[0])         # the record: code, then its three ids
+    changed[at + 3] = changed[at + 1]
+    assert longest(changed) == (2, short)

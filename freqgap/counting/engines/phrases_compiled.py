@@ -329,12 +329,14 @@ def _seq_info(table, h, length, mask):
 def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec, best, best_code,
                 data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
     """best[c], best_code[c]: the longest listed phrase starting at candidate cand[c] (0:
-    none), its tokens' bytes compared with its components' (`_verify`, a block of
-    candidates at a time): where a token is found not to be the component its id named,
-    its id becomes -1 and the block's walks are made again. Each candidate's walk is
-    independent of the others': the sequence table's slots of a block of candidates
-    (their first two, three and four ids) are read first, with no branch on what they hold, so
-    their cache misses overlap instead of waiting one by one."""
+    none), a block of candidates at a time: walked by hashes, its tokens' bytes compared
+    with its components' (`_verify`: a token found not to be the component its id named
+    loses its id and the block is walked again), then its ids with its record's (a
+    mismatch, another sequence of the same hash, is walked again comparing ids). Each
+    candidate's walk is independent of the others': the sequence table's slots of a
+    block (their first two, three and four ids) are read first, with no branch on what
+    they hold, and so are the records of the phrases found, so that their cache misses
+    overlap instead of waiting one by one."""
     mask = table.shape[0] - 1
     m = np.uint64(multiplier)
     last = cid.shape[0] - 1
@@ -344,7 +346,7 @@ def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec,
         b1 = min(b0 + _BLOCK, n_cand)
         for c in range(b0, b1):
             i = cand[c]
-            h = np.uint64(cid[i] + 1) * m
+            h = np.uint64(cid[i] + 1)
             for length in range(2, 5):
                 h = h * m + np.uint64(cid[min(i + length - 1, last)] + 1)
                 u0, u1 = _seq_buckets(h, length, mask)
@@ -355,17 +357,34 @@ def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec,
                 i = cand[c]
                 while first_tok[d + 1] <= i:
                     d += 1
-                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec)
+                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec, False)
             if _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
                 break
+        for c in range(b0, b1):         # the records of the phrases found: their lines first
+            touched ^= np.uint64(p_rec[max(best_code[c], 0)])
+        d = d0
+        for c in range(b0, b1):
+            i = cand[c]
+            while first_tok[d + 1] <= i:
+                d += 1
+            p = best_code[c]
+            same = True
+            for q in range(best[c]):
+                same &= p_rec[p + 1 + q] == cid[i + q]
+            if same:
+                best_code[c] = p_rec[p] if best[c] else -1
+            else:                       # another sequence of the same hash: walk comparing ids
+                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec, True)
         d0 = d
     return touched
 
 
 @njit(cache=True, inline="always")
-def _walk(cid, i, end, m, longest, table, mask, p_rec):
+def _walk(cid, i, end, m, longest, table, mask, p_rec, checked):
     """(length, code) of the longest listed phrase whose ids start at token i and end
-    before `end` (0, -1: none)."""
+    before `end` (0, -1: none), its ids compared with the phrase's record where `checked`;
+    else (length, record) of the longest whose hash matches, for the caller to compare
+    (the records of a block's phrases are read together, not one miss per step)."""
     h = np.uint64(cid[i] + 1)
     length = 1
     k = i + 1
@@ -379,12 +398,16 @@ def _walk(cid, i, end, m, longest, table, mask, p_rec):
             kind = (info >> 8) & 255
             if kind & 1:
                 p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
-                same = True
-                for q in range(length):
-                    same &= p_rec[p + 1 + q] == cid[i + q]
-                if same:
+                if checked:
+                    same = True
+                    for q in range(length):
+                        same &= p_rec[p + 1 + q] == cid[i + q]
+                    if same:
+                        found = length
+                        code = p_rec[p]
+                else:
                     found = length
-                    code = p_rec[p]
+                    code = p
             if not (kind & 2):
                 break
             k += 1
