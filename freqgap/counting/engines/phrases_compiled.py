@@ -93,7 +93,10 @@ def _token_key(data, s, e, seed):
     r0 = load_u64(data, s) & _FIRST_BYTES[min(n, 8)]
     r1 = load_u64(data, s + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)]
     high = (r0 | r1) & HIGH
-    h = _mix(_mix(_lower8(r0) ^ np.uint64(n) ^ seed) ^ _lower8(r1))
+    h = (_lower8(r0) * np.uint64(0x9E3779B97F4A7C15)) ^ (_lower8(r1) * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (np.uint64(n) * np.uint64(0x165667B19E3779F9)) ^ seed
+    h ^= h >> np.uint64(32)
+    h *= np.uint64(0xBF58476D1CE4E5B9)           # three multiplies, two of them side by side
     k = s + 16
     while k < e:
         r = load_u64(data, k) & _FIRST_BYTES[min(e - k, 8)]
