@@ -34,7 +34,7 @@ from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
-PAIR_BITS = 22                      # a bit filter's size: 2^22 bits, 512 KB, in L2
+FILTER_BITS = 22                    # a bit filter's size: 2^22 bits, 512 KB, in L2
 _BLOCK = 64                         # candidates whose sequence-table slots are read ahead
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ID_BITS = 24                       # a component's id + 1 in its slot, below its hash's top bits
@@ -54,7 +54,7 @@ def _filter_bits(h):
     one = np.uint64(1)
     mask = (one << ((x >> np.uint64(30)) & np.uint64(63))) | (one << ((x >> np.uint64(36)) & np.uint64(63))) \
         | (one << ((x >> np.uint64(42)) & np.uint64(63)))
-    return np.int64(x >> np.uint64(64 - (PAIR_BITS - 6))), mask
+    return np.int64(x >> np.uint64(64 - (FILTER_BITS - 6))), mask
 
 
 @njit(cache=True, inline="always")
@@ -84,14 +84,22 @@ def _seq_buckets(h, length, mask):
 
 
 @njit(cache=True, inline="always")
+def _first16(data, s, n):
+    """The first 8 and the next 8 of the n bytes of data from s, packed, zero beyond n
+    (data must hold 15 bytes more than s + n: whole words are read)."""
+    r0 = load_u64(data, s) & _FIRST_BYTES[min(max(n, 0), 8)]
+    r1 = load_u64(data, s + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)]
+    return r0, r1
+
+
+@njit(cache=True, inline="always")
 def _token_key(data, s, e, seed):
     """(hash, non-ASCII) of data[s:e]: the hash of its bytes with ASCII letters
     lower-cased (the key of the components' table) and whether any byte is >= 0x80, from
     the same loads. Reads whole 8-byte words: data must hold 15 bytes more than e. Tokens
     of up to 16 bytes (nearly all) take no branch."""
     n = max(e - s, 0)
-    r0 = load_u64(data, s) & _FIRST_BYTES[min(n, 8)]
-    r1 = load_u64(data, s + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)]
+    r0, r1 = _first16(data, s, n)
     high = (r0 | r1) & HIGH
     h = (_lower8(r0) * np.uint64(0x9E3779B97F4A7C15)) ^ (_lower8(r1) * np.uint64(0xC2B2AE3D27D4EB4F)) \
         ^ (np.uint64(n) * np.uint64(0x165667B19E3779F9)) ^ seed
@@ -249,9 +257,8 @@ def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_b
                 ts, te = _stripped(data, ts, te)
             n = te - ts
             f = cid[t]
-            r0 = _lower8(load_u64(data, ts) & _FIRST_BYTES[min(max(n, 0), 8)])
-            r1 = _lower8(load_u64(data, ts + 8) & _FIRST_BYTES[min(max(n - 8, 0), 8)])
-            same = (r0 == comp_w[f, 0]) & (r1 == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
+            r0, r1 = _first16(data, ts, n)
+            same = (_lower8(r0) == comp_w[f, 0]) & (_lower8(r1) == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
             if n > 16:
                 same = _same_bytes(data, ts, te, comp_bytes, comp_off[f], comp_off[f + 1])
             if not (same or is_rare[t]):
@@ -268,10 +275,9 @@ def component_words(comp_bytes, comp_off):
     n = comp_off.shape[0] - 1
     words = np.zeros((n, 4), np.uint64)
     for f in range(n):
-        s, e = comp_off[f], comp_off[f + 1]
-        words[f, 0] = load_u64(comp_bytes, s) & _FIRST_BYTES[min(e - s, 8)]
-        words[f, 1] = load_u64(comp_bytes, s + 8) & _FIRST_BYTES[min(max(e - s - 8, 0), 8)]
-        words[f, 2] = e - s
+        n = comp_off[f + 1] - comp_off[f]
+        words[f, 0], words[f, 1] = _first16(comp_bytes, comp_off[f], n)
+        words[f, 2] = n
     return words
 
 
@@ -551,8 +557,8 @@ class CompiledPhrases:
         comps = sorted((i, c.encode()) for c, i in table.components.items())
         self.comp_off = np.zeros(len(comps) + 1, np.int64)
         self.comp_off[1:] = np.cumsum([len(c) for _, c in comps])
-        self.comp_bytes = np.frombuffer(b"".join(c for _, c in comps) or b"\0", np.uint8).copy()
-        self.comp_bytes = np.concatenate((self.comp_bytes, np.zeros(16, np.uint8)))
+        self.comp_bytes = np.concatenate((np.frombuffer(b"".join(c for _, c in comps) or b"\0", np.uint8),
+                                          np.zeros(16, np.uint8)))         # 16 spare: whole words
         self.comp_table, self.seed = component_table(self.comp_bytes, self.comp_off)
         self.comp_w = component_words(self.comp_bytes, self.comp_off)
         self.max_len = max((len(c) for _, c in comps), default=0)
@@ -588,11 +594,11 @@ class CompiledPhrases:
                 break
             size *= 2
         # the candidates' filters: two-token phrases; the first three ids of longer ones
-        self.pairs = np.zeros(1 << (PAIR_BITS - 6), np.uint64)
-        _fill_pairs(table.hashes.get(2, np.zeros(0, np.uint64)), self.pairs)
-        self.triples = np.zeros(1 << (PAIR_BITS - 6), np.uint64)
-        _fill_pairs(np.concatenate([np.zeros(0, np.uint64)] + [h for n, h in ((3, table.hashes.get(3)),
-                                   (3, table.prefixes.get(3))) if h is not None]), self.triples)
+        self.pairs = np.zeros(1 << (FILTER_BITS - 6), np.uint64)
+        _fill_filter(table.hashes.get(2, np.zeros(0, np.uint64)), self.pairs)
+        self.triples = np.zeros(1 << (FILTER_BITS - 6), np.uint64)
+        _fill_filter(np.concatenate([np.zeros(0, np.uint64)] + [h for h in (table.hashes.get(3), table.prefixes.get(3))
+                                                                  if h is not None]), self.triples)
 
     def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
@@ -672,7 +678,7 @@ def _insert_sequences(e_hash, e_len, e_info, table):
 
 
 @njit(cache=True)
-def _fill_pairs(hashes, bits):
+def _fill_filter(hashes, bits):
     """A filter's bits (`_filter_bits`) of the 2- or 3-id sequences given."""
     for i in range(hashes.shape[0]):
         word, mask = _filter_bits(hashes[i])
