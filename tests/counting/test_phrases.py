@@ -148,9 +148,9 @@ def test_100k_listed_terms(engine):
 
 
 @pytest.mark.parametrize("wrong, right", [("yolk", "york"), ("internationalisation", "internationalization")])
-def test_a_wrong_component_id_is_found_out(wrong, right):
+def test_a_token_hash_collision_is_found_out(wrong, right):
     """The numba engine's phrase pass trusts a token's hash only as far as its bytes: a
-    token given another component's id (as a collision of hashes would give it) is found
+    token given another component's hash (as a collision of hashes would give it) is found
     out when a phrase through it is found, and no phrase is counted through it (short
     tokens: one packed compare; long ones: byte by byte)."""
     from freqgap.counting.codec import codec_for
@@ -162,28 +162,29 @@ def test_a_wrong_component_id_is_found_out(wrong, right):
     data = np.frombuffer((" " + text + " " * 64).encode(), np.uint8).copy()
     n_tok = 6
     t_start, t_end = (np.zeros(n_tok + pc._SPARE, np.int64) for _ in range(2))
-    cid = np.zeros(n_tok, np.int64)
+    th = np.zeros(n_tok, np.uint64)
     rare = np.zeros((n_tok, 3), np.int64)
-    found, n_rare = pc._component_scan(data, len(text) + 1, phrases.strip, phrases.comp_table, phrases.seed,
-                                       phrases.max_len, phrases.changes, t_start, t_end, cid, rare)
-    assert (found, n_rare) == (n_tok, 0) and cid[1] == -1 and cid[4] == phrases.table.components[right]
-    cid[1] = cid[4]                                   # the collision
+    found, n_rare = pc._token_hashes(data, len(text) + 1, phrases.strip, phrases.seed, phrases.changes,
+                                     t_start, t_end, th, rare)
+    assert (found, n_rare) == (n_tok, 0) and th[1] != th[4]
+    assert th[4] == phrases.comp_hash[phrases.table.components[right]]
+    th[1] = th[4]                                     # the collision
     first_tok = np.array([0, n_tok], np.int64)
     cand = np.zeros(n_tok + 1, np.int64)
-    n_cand = pc._candidates(cid, first_tok, phrases.table.multiplier, phrases.pairs, phrases.triples, cand)
+    n_cand = pc._candidates(th, first_tok, phrases.multiplier, phrases.filters, cand)
     assert cand[:n_cand].tolist() == [0, 1, 3, 4]
     best, best_code = np.zeros(n_tok, np.int64), np.zeros(n_tok, np.int64)
-    pc._longest_at(cid, cand, n_cand, first_tok, phrases.table.multiplier, phrases.table.longest,
+    pc._longest_at(th, cand, n_cand, first_tok, phrases.multiplier, phrases.table.longest,
                    phrases.table_slots, phrases.p_rec, best, best_code, data, t_start, t_end, phrases.strip,
-                   phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.zeros(n_tok, np.bool_))
-    assert cid[1] == -1 and best[:n_cand].tolist() == [0, 0, 2, 2]
+                   phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.full(n_tok, pc._NOT_RARE, np.int64))
+    assert best[:n_cand].tolist() == [0, 0, 2, 2]
 
 
 def test_a_phrase_whose_hash_matches_but_ids_differ_is_not_taken():
-    """A walk takes the longest phrase whose id-sequence hash matches and then compares its
-    ids with the phrase's record: where they differ (another sequence of the same hash,
-    made here by changing the record), the candidate is walked again comparing ids, and the
-    longest phrase whose ids do match is taken."""
+    """A walk takes the longest phrase whose token-hash sequence matches and then compares
+    its tokens with the phrase's components: where they differ (another sequence of the
+    same hash, made here by changing the record), the candidate is walked again comparing
+    at each phrase met, and the longest phrase whose tokens do match is taken."""
     from freqgap.counting.codec import codec_for
     from freqgap.counting.engines import phrases_compiled as pc
     import numpy as np
@@ -195,18 +196,17 @@ def test_a_phrase_whose_hash_matches_but_ids_differ_is_not_taken():
     data = np.frombuffer((" " + text + " " * 64).encode(), np.uint8).copy()
     n_tok = 3
     t_start, t_end = (np.zeros(n_tok + pc._SPARE, np.int64) for _ in range(2))
-    cid, rare = np.zeros(n_tok, np.int64), np.zeros((n_tok, 3), np.int64)
-    pc._component_scan(data, len(text) + 1, phrases.strip, phrases.comp_table, phrases.seed, phrases.max_len,
-                       phrases.changes, t_start, t_end, cid, rare)
+    th, rare = np.zeros(n_tok, np.uint64), np.zeros((n_tok, 3), np.int64)
+    pc._token_hashes(data, len(text) + 1, phrases.strip, phrases.seed, phrases.changes, t_start, t_end, th, rare)
     first_tok = np.array([0, n_tok], np.int64)
     cand = np.zeros(n_tok + 1, np.int64)
-    n_cand = pc._candidates(cid, first_tok, phrases.table.multiplier, phrases.pairs, phrases.triples, cand)
+    n_cand = pc._candidates(th, first_tok, phrases.multiplier, phrases.filters, cand)
 
     def longest(p_rec):
         best, code = np.zeros(n_tok, np.int64), np.zeros(n_tok, np.int64)
-        pc._longest_at(cid, cand, n_cand, first_tok, phrases.table.multiplier, phrases.table.longest,
+        pc._longest_at(th, cand, n_cand, first_tok, phrases.multiplier, phrases.table.longest,
                        phrases.table_slots, p_rec, best, code, data, t_start, t_end, phrases.strip,
-                       phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.zeros(n_tok, np.bool_))
+                       phrases.comp_w, phrases.comp_bytes, phrases.comp_off, np.full(n_tok, pc._NOT_RARE, np.int64))
         return best[0], code[0]
 
     assert longest(phrases.p_rec) == (3, long_)

@@ -1,18 +1,21 @@
-"""Listed phrases in the numba engine: the component ids of a batch's tokens and the
-leftmost-longest phrase pass, in compiled passes (the rules and tables: phrases.py).
+"""Listed phrases in the numba engine: the leftmost-longest phrase pass over a batch's
+tokens, in compiled passes (the rules and tables: phrases.py).
 
 Why compiled: a list of 100,000 phrases built from a text's own word n-grams makes most
 tokens components, so the numpy pass's per-length gathers and sorted searches would cost
-more than the whole single-token scan. The passes, each a loop the processor can keep
+more than the whole single-token scan. Why by hashes of tokens, not component ids: most
+tokens start no phrase, so looking every token up in a table of components would be work
+spent on tokens no phrase goes through. The passes, each a loop the processor can keep
 busy (few branches it cannot predict, cache misses that overlap):
-1. `_component_scan`: each token's bounds and its component id, from an 8-byte-slot
-   cuckoo table keyed by a hash of its bytes (a component is always in one of its four
-   slots: no probe loop); tokens whose lower case needs Python are set aside.
-2. `_candidates`: the tokens whose next one or two ids pass the bit filters of listed
-   two-token phrases and of longer phrases' first three ids (few do).
+1. `_token_hashes`: each token's bounds and a hash of its lower-cased bytes, the hash a
+   component of the same bytes has; tokens whose lower case needs Python are set aside
+   (their hash: their component's, found by Python's str.lower()).
+2. `_candidates`: the tokens whose hash and the next one's, two's or three's pass the bit
+   filters of listed two-, three- and four-token phrases (and longer ones' first four):
+   few do, and nearly all of those start a phrase.
 3. `_longest_at`: from each candidate, the longest listed phrase by walking a cuckoo
-   table of id-sequence hashes (phrases and their prefixes), then the phrase's tokens'
-   bytes compared with its components' (the hash alone could err).
+   table of token-hash sequences (phrases and their prefixes), then the phrase's tokens'
+   bytes compared with its components' (a hash alone could err, never a count).
 4. `_leftmost_longest`: the phrases found merged with the single-token terms.
 Only runs when the rules list phrases: the default scan is untouched.
 """
@@ -25,8 +28,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from freqgap.config import ConfigError
-from freqgap.counting.engines.phrases import PhraseTable, phrase_table
+from freqgap.counting.engines.phrases import HASH_MULTIPLIER, PhraseTable, phrase_table, sequence_hashes
 from freqgap.counting.engines.words import (HIGH, LOW7, ONES, char_at as _char_at, count_bits, load_u64,
                                             lower as _lower, space_mask32)
 from freqgap.counting.rule_tables import PUNCT_BYTES
@@ -34,11 +36,10 @@ from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
-FILTER_BITS = 22                    # a bit filter's size: 2^22 bits, 512 KB, in L2
+FILTER_BITS = 20                    # a bit filter's size: 2^20 bits, 128 KB, in L2
 _BLOCK = 64                         # candidates whose sequence-table slots are read ahead
 _LOW32 = np.uint64(0xFFFFFFFF)
-_ID_BITS = 24                       # a component's id + 1 in its slot, below its hash's top bits
-_ID_MASK = np.uint64((1 << _ID_BITS) - 1)
+_NOT_RARE, _NO_COMPONENT = -1, -2   # `rare_cid` of a token not set aside; of one no component
 # the mask of a packed uint64's first n bytes, n = 0..8
 _FIRST_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
 _GE_A = np.uint64(0x80 - 0x41) * ONES     # + a byte's low 7 bits: high bit set from 'A' up
@@ -47,10 +48,12 @@ _GT_Z = np.uint64(0x80 - 0x5B) * ONES     # ... from the byte after 'Z' up
 
 @njit(cache=True, inline="always")
 def _filter_bits(h):
-    """(word, mask) of a 2- or 3-id sequence hash in a bit filter: one 64-bit word and
+    """(word, mask) of a token-hash sequence's hash in a bit filter: one 64-bit word and
     three bits of it (a Bloom filter whose bits share one word: one load a test, and far
-    fewer false candidates than one bit would give)."""
-    x = h * np.uint64(0xD6E8FEB86659FD93)     # a product's high bits depend on all of h's
+    fewer false candidates than one bit would give). The hash's own upper bits serve: a
+    sequence hash is a product of mixed token hashes, whose upper bits depend on all of
+    theirs."""
+    x = h
     one = np.uint64(1)
     mask = (one << ((x >> np.uint64(30)) & np.uint64(63))) | (one << ((x >> np.uint64(36)) & np.uint64(63))) \
         | (one << ((x >> np.uint64(42)) & np.uint64(63)))
@@ -95,7 +98,7 @@ def _first16(data, s, n):
 @njit(cache=True, inline="always")
 def _token_key(data, s, e, seed):
     """(hash, non-ASCII) of data[s:e]: the hash of its bytes with ASCII letters
-    lower-cased (the key of the components' table) and whether any byte is >= 0x80, from
+    lower-cased (a component's hash is that of its own bytes) and whether any byte is >= 0x80, from
     the same loads. Reads whole 8-byte words: data must hold 15 bytes more than e. Tokens
     of up to 16 bytes (nearly all) take no branch."""
     n = max(e - s, 0)
@@ -124,24 +127,18 @@ _SPARE = 8                          # slots after the last token's in t_start, t
 
 
 @njit(cache=True)
-def _component_scan(data, n_bytes, strip, comp_table, seed, max_len, changes, t_start, t_end, cid, rare):
-    """The tokens of the spaced buffer and their component ids; returns (how many tokens,
-    how many rare), -1 tokens where there are more than the arrays hold. t_start, t_end:
-    each token's bounds (`_token_bounds`). cid[t]: the component id of token t if it is
-    one, -1 if the table holds no entry of its hash; a token that is no component may
-    rarely get an id (`_verify` settles it). A token holding a character that str.lower()
-    changes and that is not ASCII (`changes`, by code point; any beyond it) is listed in
-    `rare` as (token, start, end) for Python's str.lower(). Every other token's lower case
-    is its bytes with ASCII letters lowered (`_token_key`).
-
-    Why a hash alone: a slot is 8 bytes (`_fill_components`: the hash's top 40 bits
-    above the id; no two components share those bits), so the table stays within the
-    cache, and a token's four slots, compared without a branch, decide it; the bytes are
-    compared only for the tokens of a phrase found."""
+def _token_hashes(data, n_bytes, strip, seed, changes, t_start, t_end, th, rare):
+    """The tokens of the spaced buffer and their hashes; returns (how many tokens, how many
+    rare), -1 tokens where there are more than the arrays hold. t_start, t_end: each
+    token's bounds (`_token_bounds`). th[t]: `token_hash` of token t (strip-punct's
+    characters stripped, when on), equal to a component's hash where its lower case is the
+    component. A token holding a character that str.lower() changes and that is not ASCII
+    (`changes`, by code point; any beyond it) is listed in `rare` as (token, start, end)
+    for Python's str.lower(); every other token's lower case is its bytes with ASCII
+    letters lowered, the bytes `_token_key` hashes."""
     n_tok = _token_bounds(data, n_bytes, t_start, t_end)
     if n_tok < 0:
         return -1, 0
-    mask = comp_table.shape[0] - 1
     n_changes = changes.shape[0]
     n_rare = 0
     for t in range(n_tok):
@@ -149,15 +146,13 @@ def _component_scan(data, n_bytes, strip, comp_table, seed, max_len, changes, t_
         te = t_end[t]
         if strip:
             ts, te = _stripped(data, ts, te)
-        cid[t] = -1
         h, high = _token_key(data, ts, te, seed)
+        th[t] = h
         if high and _python_lowers(data, ts, te, changes, n_changes):
             rare[n_rare, 0] = t
             rare[n_rare, 1] = ts
             rare[n_rare, 2] = te
             n_rare += 1
-        elif 0 < te - ts <= max_len:      # (lower() may change a length: checked after)
-            cid[t] = _component_id(comp_table, h, mask)
     return n_tok, n_rare
 
 
@@ -241,29 +236,28 @@ def _same_bytes(data, ts, te, comp_bytes, fs, fe):
     return True
 
 
-@njit(cache=True)
-def _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
-    """Whether every token of the phrases found at candidates b0 .. b1 - 1 is the
-    component its id names: its bytes, ASCII letters lower-cased, against one row of
-    `comp_w` (the component's first 16 bytes and its length) without a branch, a token
-    of more than 16 bytes byte by byte (`_same_bytes`). A token that is not gets id -1.
-    A rare token (`is_rare`: its id from Python's str.lower()) needs no compare."""
+@njit(cache=True, inline="always")
+def _is_phrase(p, i, n, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare_cid):
+    """Whether tokens i .. i + n - 1 are the components of the phrase whose record is at
+    p_rec[p] (its code, then its ids): each token's bytes, ASCII letters lower-cased,
+    against one row of `comp_w` (the component's first 16 bytes and its length) without a
+    branch, a token of more than 16 bytes byte by byte (`_same_bytes`); a token set aside
+    for Python (`rare_cid`) by the component Python's str.lower() made of it."""
     good = True
-    for c in range(b0, b1):
-        i = cand[c]
-        for t in range(i, i + best[c]):
-            ts, te = t_start[t], t_end[t]
-            if strip:
-                ts, te = _stripped(data, ts, te)
-            n = te - ts
-            f = cid[t]
-            r0, r1 = _first16(data, ts, n)
-            same = (_lower8(r0) == comp_w[f, 0]) & (_lower8(r1) == comp_w[f, 1]) & (np.uint64(n) == comp_w[f, 2])
-            if n > 16:
-                same = _same_bytes(data, ts, te, comp_bytes, comp_off[f], comp_off[f + 1])
-            if not (same or is_rare[t]):
-                cid[t] = -1
-                good = False
+    for q in range(n):
+        t = i + q
+        f = p_rec[p + 1 + q]
+        ts, te = t_start[t], t_end[t]
+        if strip:
+            ts, te = _stripped(data, ts, te)
+        k = te - ts
+        r0, r1 = _first16(data, ts, k)
+        same = (_lower8(r0) == comp_w[f, 0]) & (_lower8(r1) == comp_w[f, 1]) & (np.uint64(k) == comp_w[f, 2])
+        if k > 16:
+            same = _same_bytes(data, ts, te, comp_bytes, comp_off[f], comp_off[f + 1])
+        if rare_cid[t] != _NOT_RARE:
+            same = rare_cid[t] == f
+        good &= same
     return good
 
 
@@ -282,41 +276,42 @@ def component_words(comp_bytes, comp_off):
 
 
 @njit(cache=True, inline="always")
-def _has_bit(bits, h):
-    """Whether a filter holds sequence hash h (`_filter_bits`), as 0 or 1 (1 may err)."""
+def _has_bit(filters, k, h):
+    """Whether filter k holds sequence hash h (`_filter_bits`), as 0 or 1 (1 may err)."""
     word, mask = _filter_bits(h)
-    return np.int64((bits[word] & mask) == mask)
+    return np.int64((filters[k, word] & mask) == mask)
 
 
 @njit(cache=True, inline="always")
-def _is_candidate(cid, i, end, m, pairs, triples):
-    """Whether token i may start a listed phrase, as 0 or 1: it and the next (before the
-    document's end) are components whose ids pass the filter of two-token phrases
-    (`pairs`), or it and the next two pass the filter of the first three ids of longer
-    phrases (`triples`). Most tokens of text are components, and most pairs of them
-    begin some listed phrase; few begin one of two tokens or three listed ones. No
-    branch on the filters: a mispredicted branch per token cost more than the loads."""
-    a = cid[i]
-    b = cid[i + 1]
-    c = cid[min(i + 2, cid.shape[0] - 1)]
-    h2 = np.uint64(a + 1) * m + np.uint64(b + 1)
-    h3 = h2 * m + np.uint64(c + 1)
-    two = np.int64(a >= 0) & np.int64(b >= 0) & np.int64(i + 1 < end)
-    three = two & np.int64(c >= 0) & np.int64(i + 2 < end)
-    return (two & _has_bit(pairs, h2)) | (three & _has_bit(triples, h3))
+def _is_candidate(th, i, end, m, filters):
+    """Whether token i may start a listed phrase, as 0 or 1: the hashes of it and the next
+    one (before the document's end) pass the filter of two-token phrases, or of it and the
+    next two that of three-token phrases, or of it and the next three that of four-token
+    phrases and the first four tokens of longer ones (`filters`, in that order). Few
+    tokens of text do, and a walk from one costs as much as many of these tests: a filter
+    of the first three tokens of longer phrases let through four times the tokens that
+    start one. No branch on the filters: a mispredicted branch per token cost more than
+    the loads."""
+    one = np.uint64(1)
+    last = th.shape[0] - 1
+    h2 = (th[i] + one) * m + th[i + 1] + one
+    h3 = h2 * m + th[min(i + 2, last)] + one
+    h4 = h3 * m + th[min(i + 3, last)] + one
+    return (np.int64(i + 1 < end) & _has_bit(filters, 0, h2)) | (np.int64(i + 2 < end) & _has_bit(filters, 1, h3)) \
+        | (np.int64(i + 3 < end) & _has_bit(filters, 2, h4))
 
 
 @njit(cache=True)
-def _candidates(cid, first_tok, multiplier, pairs, triples, cand):
+def _candidates(th, first_tok, multiplier, filters, cand):
     """The tokens at which `_is_candidate` holds, in order; returns how many."""
     m = np.uint64(multiplier)
     n = 0
     d = 0
-    for i in range(cid.shape[0] - 1):
+    for i in range(th.shape[0] - 1):
         while first_tok[d + 1] <= i:
             d += 1
         cand[n] = i
-        n += _is_candidate(cid, i, first_tok[d + 1], m, pairs, triples)
+        n += _is_candidate(th, i, first_tok[d + 1], m, filters)
     return n
 
 
@@ -335,40 +330,38 @@ def _seq_info(table, h, length, mask):
 
 
 @njit(cache=True)
-def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec, best, best_code,
-                data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
-    """best[c], best_code[c]: the longest listed phrase starting at candidate cand[c] (0:
-    none), a block of candidates at a time: walked by hashes, its tokens' bytes compared
-    with its components' (`_verify`: a token found not to be the component its id named
-    loses its id and the block is walked again), then its ids with its record's (a
-    mismatch, another sequence of the same hash, is walked again comparing ids). Each
-    candidate's walk is independent of the others': the sequence table's slots of a
-    block (their first two, three and four ids) are read first, with no branch on what
-    they hold, and so are the records of the phrases found, so that their cache misses
-    overlap instead of waiting one by one."""
+def _longest_at(th, cand, n_cand, first_tok, multiplier, longest, table, p_rec, best, best_code,
+                data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare_cid):
+    """best[c], best_code[c]: the longest listed phrase starting at candidate cand[c] (0,
+    -1: none), a block of candidates at a time: walked by hashes, then its tokens' bytes
+    compared with its components' (`_is_phrase`); where they differ (another sequence of
+    the same hash) the candidate is walked again comparing at each phrase met. Each
+    candidate's walk is independent of the others': the sequence table's slots of a block
+    (their first two, three and four tokens) are read first, with no branch on what they
+    hold, and so are the records of the phrases found, so that their cache misses overlap
+    instead of waiting one by one."""
     mask = table.shape[0] - 1
     m = np.uint64(multiplier)
-    last = cid.shape[0] - 1
+    last = th.shape[0] - 1
+    one = np.uint64(1)
     touched = np.uint64(0)
     d0 = 0
     for b0 in range(0, n_cand, _BLOCK):
         b1 = min(b0 + _BLOCK, n_cand)
         for c in range(b0, b1):
             i = cand[c]
-            h = np.uint64(cid[i] + 1)
+            h = th[i] + one
             for length in range(2, 5):
-                h = h * m + np.uint64(cid[min(i + length - 1, last)] + 1)
+                h = h * m + th[min(i + length - 1, last)] + one
                 u0, u1 = _seq_buckets(h, length, mask)
                 touched ^= table[u0, 1] ^ table[u1, 1]
-        while True:
-            d = d0
-            for c in range(b0, b1):
-                i = cand[c]
-                while first_tok[d + 1] <= i:
-                    d += 1
-                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec, False)
-            if _verify(cand, b0, b1, best, cid, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, is_rare):
-                break
+        d = d0
+        for c in range(b0, b1):
+            i = cand[c]
+            while first_tok[d + 1] <= i:
+                d += 1
+            best[c], best_code[c] = _walk(th, i, first_tok[d + 1], m, longest, table, mask, p_rec,
+                                          data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare_cid, False)
         for c in range(b0, b1):         # the records of the phrases found: their lines first
             touched ^= np.uint64(p_rec[max(best_code[c], 0)])
         d = d0
@@ -377,50 +370,44 @@ def _longest_at(cid, cand, n_cand, first_tok, multiplier, longest, table, p_rec,
             while first_tok[d + 1] <= i:
                 d += 1
             p = best_code[c]
-            same = True
-            for q in range(best[c]):
-                same &= p_rec[p + 1 + q] == cid[i + q]
-            if same:
-                best_code[c] = p_rec[p] if best[c] else -1
-            else:                       # another sequence of the same hash: walk comparing ids
-                best[c], best_code[c] = _walk(cid, i, first_tok[d + 1], m, longest, table, mask, p_rec, True)
+            if best[c] and not _is_phrase(p, i, best[c], p_rec, data, t_start, t_end, strip, comp_w, comp_bytes,
+                                          comp_off, rare_cid):
+                best[c], p = _walk(th, i, first_tok[d + 1], m, longest, table, mask, p_rec,
+                                   data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare_cid, True)
+            best_code[c] = p_rec[p] if best[c] else -1
         d0 = d
     return touched
 
 
 @njit(cache=True, inline="always")
-def _walk(cid, i, end, m, longest, table, mask, p_rec, checked):
-    """(length, code) of the longest listed phrase whose ids start at token i and end
-    before `end` (0, -1: none), its ids compared with the phrase's record where `checked`;
-    else (length, record) of the longest whose hash matches, for the caller to compare
-    (the records of a block's phrases are read together, not one miss per step)."""
-    h = np.uint64(cid[i] + 1)
+def _walk(th, i, end, m, longest, table, mask, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off,
+          rare_cid, checked):
+    """(length, record) of the longest listed phrase whose token hashes start at token i
+    and end before `end` (0, -1: none), its tokens compared with its components
+    (`_is_phrase`) at each phrase met where `checked`; else of the longest whose hash
+    matches, for the caller to compare (the records of a block's phrases are read
+    together, not one miss per step)."""
+    one = np.uint64(1)
+    h = th[i] + one
     length = 1
     k = i + 1
     found = 0
-    code = -1
-    if cid[i] >= 0:
-        while k < end and cid[k] >= 0 and length < longest:
-            h = h * m + np.uint64(cid[k] + 1)
-            length += 1
-            info = np.int64(_seq_info(table, h, length, mask))
-            kind = (info >> 8) & 255
-            if kind & 1:
-                p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
-                if checked:
-                    same = True
-                    for q in range(length):
-                        same &= p_rec[p + 1 + q] == cid[i + q]
-                    if same:
-                        found = length
-                        code = p_rec[p]
-                else:
-                    found = length
-                    code = p
-            if not (kind & 2):
-                break
-            k += 1
-    return found, code
+    record = -1
+    while k < end and length < longest:
+        h = h * m + th[k] + one
+        length += 1
+        info = np.int64(_seq_info(table, h, length, mask))
+        kind = (info >> 8) & 255
+        if kind & 1:
+            p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
+            if not checked or _is_phrase(p, i, length, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes,
+                                         comp_off, rare_cid):
+                found = length
+                record = p
+        if not (kind & 2):
+            break
+        k += 1
+    return found, record
 
 
 @njit(cache=True)
@@ -474,71 +461,6 @@ def _component_hashes(comp_bytes, comp_off, seed):
     return out
 
 
-@njit(cache=True, inline="always")
-def _buckets(h, mask):
-    """The two buckets (first slots of two aligned slot pairs) a component's hash may be in."""
-    return np.int64(h & mask) & ~1, np.int64((h >> np.uint64(32)) & mask) & ~1
-
-
-@njit(cache=True, inline="always")
-def _component_id(table, h, mask):
-    """The id of the component whose hash is h, -1 if none: the four slots of its two
-    buckets are read and compared without a branch (`_fill_components` guarantees a
-    component is in one of them), so a token costs two loads and no mispredicted branch."""
-    b0, b1 = _buckets(h, np.uint64(mask))
-    want = h >> np.uint64(_ID_BITS)
-    entry = np.uint64(0)
-    for slot in (b0, b0 + 1, b1, b1 + 1):
-        e = table[slot]
-        entry = e if (e >> np.uint64(_ID_BITS)) == want else entry
-    return np.int64(entry & _ID_MASK) - 1
-
-
-@njit(cache=True)
-def _fill_components(hashes, table):
-    """Each component into one of its two buckets (cuckoo hashing: a full pair's entry is
-    moved to its other bucket); a slot is its hash's top bits above its id + 1
-    (`_ID_BITS`), an empty slot 0. False where a component found no place in a bounded
-    number of moves (the caller takes a larger table)."""
-    mask = np.uint64(table.shape[0] - 1)
-    for f in range(hashes.shape[0]):
-        entry = (hashes[f] >> np.uint64(_ID_BITS) << np.uint64(_ID_BITS)) | np.uint64(f + 1)
-        b = _buckets(hashes[f], mask)[0]
-        placed = False
-        for move in range(500):
-            if table[b] == 0 or table[b + 1] == 0:
-                table[b + (table[b] != 0)] = entry
-                placed = True
-                break
-            j = b + (move & 1)
-            entry, table[j] = table[j], entry
-            b0, b1 = _buckets(hashes[np.int64(entry & _ID_MASK) - 1], mask)
-            b = b1 if b == b0 else b0
-        if not placed:
-            return False
-    return True
-
-
-def component_table(comp_bytes: np.ndarray, comp_off: np.ndarray) -> tuple[np.ndarray, np.uint64]:
-    """(the components' table, its hash seed): a seed under which no two components
-    share the top bits of their hash, so a component token always finds its own id."""
-    n = comp_off.shape[0] - 1
-    if n >= (1 << _ID_BITS) - 1:
-        raise ConfigError(f"{n:,} distinct words in listed phrases: at most {(1 << _ID_BITS) - 2:,}")
-    seed = 0
-    while True:
-        hashes = _component_hashes(comp_bytes, comp_off, np.uint64(seed))
-        if np.unique(hashes >> np.uint64(_ID_BITS)).shape[0] == n:
-            break
-        seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
-    size = 1 << max(4, (n + n // 2).bit_length())        # a third to two thirds full
-    while True:
-        table = np.zeros(size, np.uint64)
-        if _fill_components(hashes, table):
-            return table, np.uint64(seed)
-        size *= 2
-
-
 @lru_cache(maxsize=1)
 def lower_changes() -> np.ndarray:
     """For each code point of the Basic Multilingual Plane, whether str.lower() changes it
@@ -548,6 +470,8 @@ def lower_changes() -> np.ndarray:
 
 class CompiledPhrases:
     """The compiled passes' tables of one rule set (built once per process and rules)."""
+
+    multiplier = HASH_MULTIPLIER          # of the token-hash sequences (`sequence_hashes`)
 
     def __init__(self, rules: TermRules, codec) -> None:
         table: PhraseTable = phrase_table(rules)
@@ -559,16 +483,35 @@ class CompiledPhrases:
         self.comp_off[1:] = np.cumsum([len(c) for _, c in comps])
         self.comp_bytes = np.concatenate((np.frombuffer(b"".join(c for _, c in comps) or b"\0", np.uint8),
                                           np.zeros(16, np.uint8)))         # 16 spare: whole words
-        self.comp_table, self.seed = component_table(self.comp_bytes, self.comp_off)
         self.comp_w = component_words(self.comp_bytes, self.comp_off)
-        self.max_len = max((len(c) for _, c in comps), default=0)
         self.changes = lower_changes()
         self._scratch = np.empty(0, np.int64)
-        self._is_rare = np.zeros(0, np.bool_)
+        self._rare_cid = np.zeros(0, np.int64)
         self._sequences(table, codec)
+
+    def _sequence_hashes(self, table: PhraseTable) -> tuple[dict, dict]:
+        """({length: the phrases' token-hash sequence hashes, in `table.rows` order},
+        {length: the hashes of the first `length` tokens of every longer phrase}) under a
+        token-hash seed (`self.seed`, `self.comp_hash`) with which no two phrases of one
+        length share a hash."""
+        seed = 0
+        while True:
+            self.seed = np.uint64(seed)
+            self.comp_hash = _component_hashes(self.comp_bytes, self.comp_off, self.seed)
+            rows = {n: self.comp_hash[table.rows[n]] for n in table.lengths}
+            hashes = {n: sequence_hashes(r, self.multiplier) for n, r in rows.items()}
+            if all(np.unique(h).shape[0] == h.shape[0] for h in hashes.values()):
+                break
+            seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+        prefixes: dict[int, list[np.ndarray]] = {}
+        for n, r in rows.items():
+            for prefix in range(2, n):
+                prefixes.setdefault(prefix, []).append(sequence_hashes(r[:, :prefix], self.multiplier))
+        return hashes, {n: np.unique(np.concatenate(v)) for n, v in prefixes.items()}
 
     def _sequences(self, table: PhraseTable, codec) -> None:
         """The table of (hash, length) -> phrase and/or prefix of a longer phrase."""
+        hashes, prefixes = self._sequence_hashes(table)
         lengths = [length for length in table.lengths for _ in table.names[length]]
         # each phrase's record, one place for the walk's one read: its code, then its ids
         rec_off = np.zeros(len(lengths), np.int64)
@@ -579,9 +522,9 @@ class CompiledPhrases:
         self.p_rec[:-1][is_id] = np.concatenate([table.rows[n].ravel() for n in table.lengths] or [np.zeros(0, np.int64)])
         self.p_rec[rec_off] = codec.encode([name for n in table.lengths for name in table.names[n]])
         # entries: every phrase (kind _PHRASE, its row) and every prefix (kind _PREFIX)
-        e_len = np.concatenate([np.full(table.hashes[n].shape[0], n, np.int64) for n in table.lengths]
-                               + [np.full(h.shape[0], n, np.int64) for n, h in table.prefixes.items()])
-        e_hash = np.concatenate([table.hashes[n] for n in table.lengths] + list(table.prefixes.values()))
+        e_len = np.concatenate([np.full(hashes[n].shape[0], n, np.int64) for n in table.lengths]
+                               + [np.full(h.shape[0], n, np.int64) for n, h in prefixes.items()])
+        e_hash = np.concatenate([hashes[n] for n in table.lengths] + list(prefixes.values()))
         n_phrases = len(lengths)
         e_kind = np.where(np.arange(e_len.shape[0]) < n_phrases, _PHRASE, _PREFIX).astype(np.int64)
         e_phrase = np.full(e_len.shape[0], -1, np.int64)
@@ -593,12 +536,11 @@ class CompiledPhrases:
             if _insert_sequences(e_hash, e_len, e_info, self.table_slots):
                 break
             size *= 2
-        # the candidates' filters: two-token phrases; the first three ids of longer ones
-        self.pairs = np.zeros(1 << (FILTER_BITS - 6), np.uint64)
-        _fill_filter(table.hashes.get(2, np.zeros(0, np.uint64)), self.pairs)
-        self.triples = np.zeros(1 << (FILTER_BITS - 6), np.uint64)
-        _fill_filter(np.concatenate([np.zeros(0, np.uint64)] + [h for h in (table.hashes.get(3), table.prefixes.get(3))
-                                                                  if h is not None]), self.triples)
+        # the candidates' filters: two-, three-, four-token phrases and longer ones' first four
+        self.filters = np.zeros((3, 1 << (FILTER_BITS - 6)), np.uint64)
+        for k, held in enumerate(([hashes.get(2)], [hashes.get(3)], [hashes.get(4), prefixes.get(4)])):
+            _fill_filter(np.concatenate([np.zeros(0, np.uint64)] + [h for h in held if h is not None]),
+                         self.filters[k])
 
     def apply(self, data: np.ndarray, n_bytes: int, first_tok: np.ndarray, doc, pos, code):
         """(doc, pos, code) of the batch's terms with the listed phrases taken in place of
@@ -608,7 +550,7 @@ class CompiledPhrases:
         need = 7 * n_tok + 1 + 3 * room + 2 * (n_tok + _SPARE)
         if self._scratch.shape[0] < need:    # kept between chunks: fresh pages cost more
             self._scratch = np.empty(2 * need, np.int64)
-        cid = self._scratch[:n_tok]
+        th = self._scratch[:n_tok].view(np.uint64)
         rare = self._scratch[n_tok:4 * n_tok].reshape(n_tok, 3)
         cand = self._scratch[4 * n_tok:5 * n_tok + 1]
         best = self._scratch[5 * n_tok + 1:6 * n_tok + 1]
@@ -616,25 +558,25 @@ class CompiledPhrases:
         out = self._scratch[7 * n_tok + 1:7 * n_tok + 1 + 3 * room].reshape(3, room)
         bounds = self._scratch[7 * n_tok + 1 + 3 * room:need].reshape(2, n_tok + _SPARE)
         t_start, t_end = bounds[0], bounds[1]
-        found, n_rare = _component_scan(data, n_bytes, self.strip, self.comp_table, self.seed, self.max_len,
-                                        self.changes, t_start, t_end, cid, rare)
+        found, n_rare = _token_hashes(data, n_bytes, self.strip, self.seed, self.changes, t_start, t_end, th, rare)
         if found != n_tok:
             raise AssertionError("the phrase pass and the finder disagree on the tokens")
-        if self._is_rare.shape[0] < n_tok:
-            self._is_rare = np.zeros(2 * n_tok, np.bool_)
+        if self._rare_cid.shape[0] < n_tok:
+            self._rare_cid = np.full(2 * n_tok, _NOT_RARE, np.int64)
         rare_tokens = rare[:n_rare, 0].copy()
-        self._is_rare[rare_tokens] = True               # (cleared below: no pass over all tokens)
-        if n_rare:
-            components = self.table.components
-            for t, s, e in rare[:n_rare].tolist():
-                cid[t] = components.get(data[s:e].tobytes().decode("utf-8").lower(), -1)
-        n_cand = _candidates(cid, first_tok, self.table.multiplier, self.pairs, self.triples, cand)
         try:
-            _longest_at(cid, cand, n_cand, first_tok, self.table.multiplier, self.table.longest,
+            if n_rare:           # (reset below: no pass over all tokens)
+                components = self.table.components
+                for t, s, e in rare[:n_rare].tolist():
+                    f = components.get(data[s:e].tobytes().decode("utf-8").lower(), _NO_COMPONENT)
+                    self._rare_cid[t] = f
+                    th[t] = self.comp_hash[f] if f >= 0 else 0
+            n_cand = _candidates(th, first_tok, self.multiplier, self.filters, cand)
+            _longest_at(th, cand, n_cand, first_tok, self.multiplier, self.table.longest,
                         self.table_slots, self.p_rec, best, best_code,
-                        data, t_start, t_end, self.strip, self.comp_w, self.comp_bytes, self.comp_off, self._is_rare)
+                        data, t_start, t_end, self.strip, self.comp_w, self.comp_bytes, self.comp_off, self._rare_cid)
         finally:
-            self._is_rare[rare_tokens] = False
+            self._rare_cid[rare_tokens] = _NOT_RARE
         n = _leftmost_longest(cand, n_cand, best, best_code, first_tok, doc, pos, code,
                               out[0], out[1], out[2])
         return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
@@ -679,7 +621,7 @@ def _insert_sequences(e_hash, e_len, e_info, table):
 
 @njit(cache=True)
 def _fill_filter(hashes, bits):
-    """A filter's bits (`_filter_bits`) of the 2- or 3-id sequences given."""
+    """A filter's bits (`_filter_bits`) of the token-hash sequences given."""
     for i in range(hashes.shape[0]):
         word, mask = _filter_bits(hashes[i])
         bits[word] |= mask
