@@ -52,6 +52,9 @@ SENTENCE_ENDS, SENTENCE_CLOSERS = ".!?", "\"')]"
 # text token is (`TermRules.normalize`); the term's name is its normalized tokens joined by
 # this separator ("New  York" -> "new york").
 TERM_TOKEN_SEPARATOR = " "
+# The most tokens of a listed term: an entity name, not a passage (the numba engine's phrase
+# table keeps a sequence's length in 7 bits).
+MAX_TERM_TOKENS = 64
 
 
 def all_digits(text: str) -> bool:
@@ -230,6 +233,9 @@ class TermRules:
         if not all(tokens):
             raise ConfigError(f"listed term {text!r} has a token of punctuation only, which the "
                               "strip-punct rule strips from every text token: remove that token")
+        if len(tokens) > MAX_TERM_TOKENS:
+            raise ConfigError(f"listed term {text[:40]!r}... has {len(tokens)} words: a listed term has at "
+                              f"most {MAX_TERM_TOKENS} (an entity name, not a passage); shorten it")
         if len(tokens) == 1 and all_digits(tokens[0]):
             raise ConfigError(f"listed term {text!r} is made only of ASCII digits: it is a number "
                               "term already (SPEC §2); remove it from the term list")

@@ -52,6 +52,19 @@ def test_refused_terms():
     with pytest.raises(ConfigError, match="punctuation only"):
         TermRules(terms=("New York .",), number_rule="strip-punct")
     assert TermRules(terms=("days",), listed_only=True).terms == ("days",)
+    with pytest.raises(ConfigError, match="65 words: a listed term has at most 64"):
+        TermRules(terms=(" ".join(["w"] * 65),))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_longest_listed_phrase(engine):
+    """A phrase of 64 words, the most a listed term may have, is found whole, beside its
+    own 63-word prefix listed too."""
+    words = [f"w{i}" for i in range(64)]
+    rules = TermRules(terms=(" ".join(words), " ".join(words[:63])))
+    text = " ".join(words) + " 5 " + " ".join(words[:63]) + " day"
+    uni = conform(engine, [text], rules)[0]
+    assert uni == {" ".join(words): 1, " ".join(words[:63]): 1, "5": 1, "day": 1}
 
 
 def test_the_manifest_records_terms_only_when_listed():
@@ -214,3 +227,30 @@ def test_a_phrase_whose_hash_matches_but_ids_differ_is_not_taken():
     at = int(np.flatnonzero(changed == long_)[0])         # the record: code, then its three ids
     changed[at + 3] = changed[at + 1]
     assert longest(changed) == (2, short)
+
+
+def test_the_sequence_table_spills_and_finds_every_entry():
+    """The numba engine's table of token-hash sequences: entries that find their home bucket
+    full go to the buckets after it, which are marked, and every entry is found again; an
+    absent sequence is not; a prefix met again as a phrase holds both kinds; two phrases
+    under one key are refused (the builder then takes another seed)."""
+    from freqgap.counting.engines import phrases_compiled as pc
+    import numpy as np
+    rng = np.random.default_rng(41)
+    n = 12                                            # all at home in bucket 0 of two: 4 spill
+    drawn = rng.integers(0, 2 ** 63, 200, dtype=np.int64).astype(np.uint64)
+    e_hash = np.array([h for h in drawn if pc._seq_key(h, 3, 1)[0] == 0][:n], np.uint64)
+    e_len = np.full(n, 3, np.int64)
+    e_info = (np.uint64(pc._PHRASE << 8) | ((np.arange(n, dtype=np.uint64) * np.uint64(5) + np.uint64(1)) << np.uint64(10)))
+    table = pc._empty_buckets(2)
+    assert table.ctypes.data % 64 == 0
+    assert pc._insert_sequences(e_hash, e_len, e_info, table)
+    assert table[0, 0] & pc._SPILL and not table[1, 0] & pc._SPILL and (table[1] != 0).sum() == 4
+    for i in range(n):
+        info = int(pc._seq_info(table, e_hash[i], 3, 1))
+        assert info >> 8 & 3 == pc._PHRASE and (info >> 10 & ((1 << pc._RECORD_BITS) - 1)) == 5 * i + 1
+    assert all(pc._seq_info(table, e_hash[i], 2, 1) == 0 for i in range(n))
+    prefix = np.array([pc._PREFIX << 8], np.uint64)
+    assert pc._insert_sequences(e_hash[:1], e_len[:1], prefix, table)
+    assert int(pc._seq_info(table, e_hash[0], 3, 1)) >> 8 & 3 == pc._PHRASE | pc._PREFIX
+    assert not pc._insert_sequences(e_hash[:1], e_len[:1], e_info[1:2], table)

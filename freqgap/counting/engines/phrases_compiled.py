@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from freqgap.config import ConfigError
 from freqgap.counting.engines.phrases import HASH_MULTIPLIER, PhraseTable, phrase_table, sequence_hashes
 from freqgap.counting.engines.words import (HIGH, LOW7, ONES, char_at as _char_at, count_bits, load_u64,
                                             lower as _lower, space_mask32)
@@ -36,6 +37,16 @@ from freqgap.counting.rules import TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
+# A slot of the sequence table, one 64-bit word: the sequence's length (7 bits: at most
+# rules.MAX_TERM_TOKENS), a bucket's spill mark (bit 7 of its first slot), its kind (2 bits), its
+# phrase's record + 1 (`_RECORD_BITS`) and a tag, the top bits of its mixed hash; an empty
+# slot is 0 but for the mark. A bucket is `_SLOTS` slots, one cache line.
+_SLOTS = 8
+_SPILL = np.uint64(0x80)
+_RECORD_BITS = 27
+_TAG_SHIFT = np.uint64(10 + _RECORD_BITS)
+_KEY_MASK = np.uint64(((1 << 64) - 1) >> (10 + _RECORD_BITS) << (10 + _RECORD_BITS) | 0x7F)
+_RECORD_MASK = np.uint64((1 << _RECORD_BITS) - 1)
 FILTER_BITS = 20                    # a bit filter's size: 2^20 bits, 128 KB, in L2
 _BLOCK = 64                         # candidates whose sequence-table slots are read ahead
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -78,12 +89,12 @@ def _mix(x):
 
 
 @njit(cache=True, inline="always")
-def _seq_buckets(h, length, mask):
-    """The two buckets (first slots of two aligned slot pairs) of (sequence hash, length)
-    in the sequence table: the hash mixed first (a sequence hash's high bits hold little
-    of its last ids)."""
+def _seq_key(h, length, mask):
+    """(home bucket, key) of (sequence hash, length) in the sequence table: the key is a
+    slot's length and tag bits. The hash is mixed first (a sequence hash's low bits hold
+    little of its first tokens)."""
     x = _mix(h ^ np.uint64(length))
-    return np.int64(x & np.uint64(mask)) & ~1, np.int64((x >> np.uint64(32)) & np.uint64(mask)) & ~1
+    return np.int64(x & np.uint64(mask)), (x >> _TAG_SHIFT << _TAG_SHIFT) | np.uint64(length)
 
 
 @njit(cache=True, inline="always")
@@ -236,7 +247,7 @@ def _same_bytes(data, ts, te, comp_bytes, fs, fe):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _is_phrase(p, i, n, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes, comp_off, rare_cid):
     """Whether tokens i .. i + n - 1 are the components of the phrase whose record is at
     p_rec[p] (its code, then its ids): each token's bytes, ASCII letters lower-cased,
@@ -317,16 +328,19 @@ def _candidates(th, first_tok, multiplier, filters, cand):
 
 @njit(cache=True, inline="always")
 def _seq_info(table, h, length, mask):
-    """The sequence table's info word of (hash h, length), 0 if absent: the four slots of
-    its two buckets, compared without a branch (`_insert_sequences` guarantees an entry
-    is in one of them)."""
-    b0, b1 = _seq_buckets(h, length, mask)
-    n = np.uint64(length)
-    i0, i1, i2, i3 = table[b0, 1], table[b0 + 1, 1], table[b1, 1], table[b1 + 1, 1]
-    info = i0 if (table[b0, 0] == h) & ((i0 & np.uint64(255)) == n) else np.uint64(0)
-    info = i1 if (table[b0 + 1, 0] == h) & ((i1 & np.uint64(255)) == n) else info
-    info = i2 if (table[b1, 0] == h) & ((i2 & np.uint64(255)) == n) else info
-    return i3 if (table[b1 + 1, 0] == h) & ((i3 & np.uint64(255)) == n) else info
+    """The sequence table's slot of (hash h, length), 0 if absent: the slots of its home
+    bucket, compared without a branch, and of the buckets after it only while a bucket's
+    spill mark is set (an entry found it full: `_insert_sequences`), as in few: nearly
+    every lookup reads one cache line and takes no branch it cannot predict."""
+    b, key = _seq_key(h, length, mask)
+    while True:
+        info = np.uint64(0)
+        for k in range(_SLOTS):
+            e = table[b, k]
+            info = e if (e & _KEY_MASK) == key else info
+        if info != 0 or not (table[b, 0] & _SPILL):
+            return info
+        b = (b + 1) & mask
 
 
 @njit(cache=True)
@@ -353,8 +367,7 @@ def _longest_at(th, cand, n_cand, first_tok, multiplier, longest, table, p_rec, 
             h = th[i] + one
             for length in range(2, 5):
                 h = h * m + th[min(i + length - 1, last)] + one
-                u0, u1 = _seq_buckets(h, length, mask)
-                touched ^= table[u0, 1] ^ table[u1, 1]
+                touched ^= table[_seq_key(h, length, mask)[0], 0]
         d = d0
         for c in range(b0, b1):
             i = cand[c]
@@ -396,15 +409,15 @@ def _walk(th, i, end, m, longest, table, mask, p_rec, data, t_start, t_end, stri
     while k < end and length < longest:
         h = h * m + th[k] + one
         length += 1
-        info = np.int64(_seq_info(table, h, length, mask))
-        kind = (info >> 8) & 255
-        if kind & 1:
-            p = (info >> 16) - 1             # the phrase's record in p_rec: code, ids
+        info = _seq_info(table, h, length, mask)
+        kind = (info >> np.uint64(8)) & np.uint64(3)
+        if kind & np.uint64(_PHRASE):
+            p = np.int64((info >> np.uint64(10)) & _RECORD_MASK) - 1    # its record in p_rec: code, ids
             if not checked or _is_phrase(p, i, length, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes,
                                          comp_off, rare_cid):
                 found = length
                 record = p
-        if not (kind & 2):
+        if not (kind & np.uint64(_PREFIX)):
             break
         k += 1
     return found, record
@@ -491,18 +504,11 @@ class CompiledPhrases:
 
     def _sequence_hashes(self, table: PhraseTable) -> tuple[dict, dict]:
         """({length: the phrases' token-hash sequence hashes, in `table.rows` order},
-        {length: the hashes of the first `length` tokens of every longer phrase}) under a
-        token-hash seed (`self.seed`, `self.comp_hash`) with which no two phrases of one
-        length share a hash."""
-        seed = 0
-        while True:
-            self.seed = np.uint64(seed)
-            self.comp_hash = _component_hashes(self.comp_bytes, self.comp_off, self.seed)
-            rows = {n: self.comp_hash[table.rows[n]] for n in table.lengths}
-            hashes = {n: sequence_hashes(r, self.multiplier) for n, r in rows.items()}
-            if all(np.unique(h).shape[0] == h.shape[0] for h in hashes.values()):
-                break
-            seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+        {length: the hashes of the first `length` tokens of every longer phrase}) under
+        the token-hash seed `self.seed` (the components' hashes: `self.comp_hash`)."""
+        self.comp_hash = _component_hashes(self.comp_bytes, self.comp_off, self.seed)
+        rows = {n: self.comp_hash[table.rows[n]] for n in table.lengths}
+        hashes = {n: sequence_hashes(r, self.multiplier) for n, r in rows.items()}
         prefixes: dict[int, list[np.ndarray]] = {}
         for n, r in rows.items():
             for prefix in range(2, n):
@@ -510,32 +516,35 @@ class CompiledPhrases:
         return hashes, {n: np.unique(np.concatenate(v)) for n, v in prefixes.items()}
 
     def _sequences(self, table: PhraseTable, codec) -> None:
-        """The table of (hash, length) -> phrase and/or prefix of a longer phrase."""
-        hashes, prefixes = self._sequence_hashes(table)
+        """The table of (hash, length) -> phrase and/or prefix of a longer phrase, under a
+        token-hash seed with which no two phrases share a slot's key."""
         lengths = [length for length in table.lengths for _ in table.names[length]]
         # each phrase's record, one place for the walk's one read: its code, then its ids
         rec_off = np.zeros(len(lengths), np.int64)
         rec_off[1:] = np.cumsum(np.array(lengths[:-1], np.int64) + 1)
         self.p_rec = np.zeros(len(lengths) + sum(lengths) + 1, np.int64)
+        if self.p_rec.shape[0] >= 1 << _RECORD_BITS:
+            raise ConfigError(f"{len(lengths):,} listed phrases of {sum(lengths):,} words in all: the numba "
+                              f"engine holds phrases of up to {(1 << _RECORD_BITS) - len(lengths) - 2:,} words "
+                              "in all; split the term list into runs or use FREQGAP_ENGINE=numpy")
         is_id = np.ones(self.p_rec.shape[0] - 1, np.bool_)
         is_id[rec_off] = False
         self.p_rec[:-1][is_id] = np.concatenate([table.rows[n].ravel() for n in table.lengths] or [np.zeros(0, np.int64)])
         self.p_rec[rec_off] = codec.encode([name for n in table.lengths for name in table.names[n]])
-        # entries: every phrase (kind _PHRASE, its row) and every prefix (kind _PREFIX)
-        e_len = np.concatenate([np.full(hashes[n].shape[0], n, np.int64) for n in table.lengths]
-                               + [np.full(h.shape[0], n, np.int64) for n, h in prefixes.items()])
-        e_hash = np.concatenate([hashes[n] for n in table.lengths] + list(prefixes.values()))
-        n_phrases = len(lengths)
-        e_kind = np.where(np.arange(e_len.shape[0]) < n_phrases, _PHRASE, _PREFIX).astype(np.int64)
-        e_phrase = np.full(e_len.shape[0], -1, np.int64)
-        e_phrase[:n_phrases] = rec_off
-        e_info = (e_len | (e_kind << 8) | ((e_phrase + 1) << 16)).astype(np.uint64)
-        size = 1 << max(4, (2 * e_len.shape[0]).bit_length())    # at most half full
+        seed = 0
         while True:
-            self.table_slots = np.zeros((size, 2), np.uint64)
-            if _insert_sequences(e_hash, e_len, e_info, self.table_slots):
+            self.seed = np.uint64(seed)
+            hashes, prefixes = self._sequence_hashes(table)
+            # entries: every phrase (kind _PHRASE, its record) and every prefix (kind _PREFIX)
+            e_len = np.concatenate([np.full(hashes[n].shape[0], n, np.int64) for n in table.lengths]
+                                   + [np.full(h.shape[0], n, np.int64) for n, h in prefixes.items()])
+            e_hash = np.concatenate([hashes[n] for n in table.lengths] + list(prefixes.values()))
+            e_info = np.full(e_len.shape[0], _PREFIX << 8, np.uint64)
+            e_info[:len(lengths)] = (_PHRASE << 8) | ((rec_off.astype(np.uint64) + 1) << 10)
+            self.table_slots = _empty_buckets(1 << max(1, (2 * e_len.shape[0] // _SLOTS).bit_length()))
+            if _insert_sequences(e_hash, e_len, e_info, self.table_slots):   # (at most half full)
                 break
-            size *= 2
+            seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
         # the candidates' filters: two-, three-, four-token phrases and longer ones' first four
         self.filters = np.zeros((3, 1 << (FILTER_BITS - 6)), np.uint64)
         for k, held in enumerate(([hashes.get(2)], [hashes.get(3)], [hashes.get(4), prefixes.get(4)])):
@@ -582,40 +591,47 @@ class CompiledPhrases:
         return out[0, :n].copy(), out[1, :n].copy(), out[2, :n].copy()
 
 
+def _empty_buckets(n: int) -> np.ndarray:
+    """n empty buckets of the sequence table, each aligned to a cache line."""
+    raw = np.zeros((n + 1) * _SLOTS, np.uint64)
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip:skip + n * _SLOTS].reshape(n, _SLOTS)
+
+
 @njit(cache=True)
 def _insert_sequences(e_hash, e_len, e_info, table):
-    """The entries into the sequence table, each in one of its two buckets (cuckoo
-    hashing, as `_fill_components`); an entry met again (a prefix that is also a phrase)
-    gains the kind and the phrase of the other. A slot is (hash, info: length | kind << 8
-    | (phrase + 1) << 16); an empty slot's info is 0 (lengths are >= 1). False where an
-    entry found no place in a bounded number of moves (the caller takes a larger table)."""
+    """The entries (their kind and record: e_info) into the sequence table: each into the
+    first free slot of its home bucket or, where that is full, of the buckets after it,
+    marking each full bucket passed (`_seq_info` reads on while a bucket is marked). An
+    entry whose key is met again (a prefix that is also a phrase) gains the kind and the
+    record of the other. False where two phrases meet under one key (the caller takes
+    another seed)."""
     mask = table.shape[0] - 1
     for i in range(e_hash.shape[0]):
-        h, info = e_hash[i], e_info[i]
-        b0, b1 = _seq_buckets(h, e_len[i], mask)
-        met = -1
-        for slot in (b0, b0 + 1, b1, b1 + 1):
-            if table[slot, 1] != 0 and table[slot, 0] == h and (table[slot, 1] & np.uint64(255)) == e_len[i]:
-                met = slot
-        if met >= 0:
-            table[met, 1] |= info
-            continue
-        b = b0
-        placed = False
-        for move in range(500):
-            if table[b, 1] == 0 or table[b + 1, 1] == 0:
-                j = b + (table[b, 1] != 0)
-                table[j, 0] = h
-                table[j, 1] = info
-                placed = True
+        b, key = _seq_key(e_hash[i], e_len[i], mask)
+        entry = key | e_info[i]
+        at = b
+        met = False
+        while not met:
+            for k in range(_SLOTS):
+                e = table[at, k]
+                if (e & _KEY_MASK) == key and not met:
+                    if ((e >> np.uint64(10)) & _RECORD_MASK) and ((entry >> np.uint64(10)) & _RECORD_MASK):
+                        return False
+                    table[at, k] = e | entry
+                    met = True
+            if not (table[at, 0] & _SPILL):
                 break
-            j = b + (move & 1)
-            h, table[j, 0] = table[j, 0], h
-            info, table[j, 1] = table[j, 1], info
-            c0, c1 = _seq_buckets(h, np.int64(info & np.uint64(255)), mask)
-            b = c1 if b == c0 else c0
-        if not placed:
-            return False
+            at = (at + 1) & mask
+        at = b
+        while not met:
+            for k in range(_SLOTS):
+                if (table[at, k] & ~_SPILL) == 0 and not met:
+                    table[at, k] |= entry
+                    met = True
+            if not met:
+                table[at, 0] |= _SPILL
+                at = (at + 1) & mask
     return True
 
 
