@@ -32,12 +32,14 @@ def _markers(name: str) -> tuple[str, str]:
 
 
 def source_commit() -> str:
-    """The checkout's short commit, with "+changes" when tracked files differ from it
-    ("unknown" outside git): a figure is traceable only to the code that made it."""
+    """The checkout's short commit, with "+changes" when tracked files other than this
+    results file differ from it ("unknown" outside git): a figure is traceable only to the
+    code that made it, and an earlier sitting's figures are no change to that code."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                f":!{RESULTS.relative_to(REPO)}"], cwd=REPO,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
