@@ -254,3 +254,16 @@ def test_the_sequence_table_spills_and_finds_every_entry():
     assert pc._insert_sequences(e_hash[:1], e_len[:1], prefix, table)
     assert int(pc._seq_info(table, e_hash[0], 3, 1)) >> 8 & 3 == pc._PHRASE | pc._PREFIX
     assert not pc._insert_sequences(e_hash[:1], e_len[:1], e_info[1:2], table)
+
+
+def test_phrases_beyond_the_records_room_are_refused(monkeypatch):
+    """The numba engine's phrase records have a bounded room (`_RECORD_BITS`): a list
+    beyond it is refused in one line that names the way on, not stored wrongly."""
+    from freqgap.counting.codec import codec_for
+    from freqgap.counting.engines import phrases_compiled as pc
+    monkeypatch.setattr(pc, "_RECORD_BITS", 4)          # 15 words of records: 5 phrases need 16
+    rules = TermRules(terms=tuple(f"new town{i}" for i in range(5)))
+    with pytest.raises(ConfigError, match="5 listed phrases of 10 words.*FREQGAP_ENGINE=numpy"):
+        pc.CompiledPhrases(rules, codec_for(rules))
+    fewer = TermRules(terms=tuple(f"new town{i}" for i in range(4)))
+    pc.CompiledPhrases(fewer, codec_for(fewer))

@@ -26,7 +26,8 @@ HASH_MULTIPLIER = 0x9E3779B97F4A7C15
 
 
 def sequence_hashes(ids: np.ndarray, multiplier: int) -> np.ndarray:
-    """The hash of each row of component ids (n x L), as the matching passes make it."""
+    """The hash of each row of n x L values, as the matching passes make it: component ids
+    here, token hashes in the numba pass (phrases_compiled.py)."""
     h = np.zeros(ids.shape[0], np.uint64)
     m = np.uint64(multiplier)
     for column in range(ids.shape[1]):

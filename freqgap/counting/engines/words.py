@@ -64,8 +64,8 @@ def char_at(data, i):
 
 @njit(cache=True)
 def hash_lower(data, s, e):
-    """FNV-1a of data[s:e] lower-cased (ASCII): the key of the vocabulary's and the phrase
-    components' tables (compiled.py, phrases_compiled.py)."""
+    """FNV-1a of data[s:e] lower-cased (ASCII): the key of the vocabulary's table
+    (compiled.py)."""
     h = FNV_OFFSET
     for i in range(s, e):
         h = fnv1a_step(h, lower(data[i]))
