@@ -91,8 +91,8 @@ def _mix(x):
 @njit(cache=True, inline="always")
 def _seq_key(h, length, mask):
     """(home bucket, key) of (sequence hash, length) in the sequence table: the key is a
-    slot's length and tag bits. The hash is mixed first (a sequence hash's low bits hold
-    little of its first tokens)."""
+    slot's length and tag bits. The hash is mixed first (a sequence hash's low bits depend
+    only on its tokens' low bits)."""
     x = _mix(h ^ np.uint64(length))
     return np.int64(x & np.uint64(mask)), (x >> _TAG_SHIFT << _TAG_SHIFT) | np.uint64(length)
 
@@ -253,7 +253,8 @@ def _is_phrase(p, i, n, p_rec, data, t_start, t_end, strip, comp_w, comp_bytes, 
     p_rec[p] (its code, then its ids): each token's bytes, ASCII letters lower-cased,
     against one row of `comp_w` (the component's first 16 bytes and its length) without a
     branch, a token of more than 16 bytes byte by byte (`_same_bytes`); a token set aside
-    for Python (`rare_cid`) by the component Python's str.lower() made of it."""
+    for Python (`rare_cid`) by the component Python's str.lower() made of it. A called
+    function, not inlined: inlined into the walk's loop it made every walk slower."""
     good = True
     for q in range(n):
         t = i + q
@@ -330,8 +331,8 @@ def _candidates(th, first_tok, multiplier, filters, cand):
 def _seq_info(table, h, length, mask):
     """The sequence table's slot of (hash h, length), 0 if absent: the slots of its home
     bucket, compared without a branch, and of the buckets after it only while a bucket's
-    spill mark is set (an entry found it full: `_insert_sequences`), as in few: nearly
-    every lookup reads one cache line and takes no branch it cannot predict."""
+    spill mark is set (an entry found it full: `_insert_sequences`), which few are:
+    nearly every lookup reads one cache line and takes no branch it cannot predict."""
     b, key = _seq_key(h, length, mask)
     while True:
         info = np.uint64(0)
