@@ -50,11 +50,12 @@ class PhraseTable:
         self.longest = rules.max_phrase_tokens
         self.components = {c: i for i, c in enumerate(sorted({t for p in phrases for t in p}))}
         self.ascii_by_width: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        ascii_comps = sorted((c.encode(), i) for c, i in self.components.items() if c.isascii())
-        for width in sorted({len(c) for c, _ in ascii_comps}):
-            group = [(c, i) for c, i in ascii_comps if len(c) == width]
-            self.ascii_by_width[width] = (np.array([c for c, _ in group], f"S{width}"),
-                                          np.array([i for _, i in group], np.int64))
+        groups: dict[int, list[tuple[bytes, int]]] = {}     # one pass, not one per width
+        for c, i in sorted((c.encode(), i) for c, i in self.components.items() if c.isascii()):
+            groups.setdefault(len(c), []).append((c, i))
+        for width in sorted(groups):
+            self.ascii_by_width[width] = (np.array([c for c, _ in groups[width]], f"S{width}"),
+                                          np.array([i for _, i in groups[width]], np.int64))
         by_length: dict[int, list[tuple[tuple[int, ...], str]]] = {}
         for tokens, name in phrases.items():
             by_length.setdefault(len(tokens), []).append((tuple(self.components[t] for t in tokens), name))
