@@ -25,6 +25,12 @@ from freqgap.counting.rules import TermRules
 HASH_MULTIPLIER = 0x9E3779B97F4A7C15
 
 
+def next_draw(x: int) -> int:
+    """The next of a fixed sequence of 64-bit values (a linear congruential step): the
+    multiplier or seed a table takes where its current one gives two entries one hash."""
+    return (x * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+
+
 def sequence_hashes(ids: np.ndarray, multiplier: int) -> np.ndarray:
     """The hash of each row of n x L values, as the matching passes make it: component ids
     here, token hashes in the numba pass (phrases_compiled.py)."""
@@ -65,7 +71,7 @@ class PhraseTable:
             self.hashes, self.rows, self.names, self.prefixes = {}, {}, {}, {}
             if self._build(by_length):
                 break
-            self.multiplier = (self.multiplier * 6364136223846793005 + 1442695040888963407) % 2 ** 64 | 1
+            self.multiplier = next_draw(self.multiplier) | 1
 
     def _build(self, by_length: dict) -> bool:
         """The hash tables with the current multiplier; False where two phrases of one

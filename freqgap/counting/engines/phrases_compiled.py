@@ -29,11 +29,11 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from freqgap.config import ConfigError
-from freqgap.counting.engines.phrases import HASH_MULTIPLIER, PhraseTable, phrase_table, sequence_hashes
+from freqgap.counting.engines.phrases import HASH_MULTIPLIER, PhraseTable, next_draw, phrase_table, sequence_hashes
 from freqgap.counting.engines.words import (HIGH, LOW7, ONES, char_at as _char_at, count_bits, load_u64,
                                             lower as _lower, space_mask32)
 from freqgap.counting.rule_tables import PUNCT_BYTES
-from freqgap.counting.rules import TermRules
+from freqgap.counting.rules import MAX_TERM_TOKENS, TermRules
 
 _PUNCT = PUNCT_BYTES
 _PHRASE, _PREFIX = 1, 2            # what an entry of the sequence table is (bits)
@@ -47,6 +47,9 @@ _RECORD_BITS = 27
 _TAG_SHIFT = np.uint64(10 + _RECORD_BITS)
 _KEY_MASK = np.uint64(((1 << 64) - 1) >> (10 + _RECORD_BITS) << (10 + _RECORD_BITS) | 0x7F)
 _RECORD_MASK = np.uint64((1 << _RECORD_BITS) - 1)
+if MAX_TERM_TOKENS > 0x7F:
+    raise ImportError(f"rules.MAX_TERM_TOKENS = {MAX_TERM_TOKENS}: the phrase table's slots hold lengths "
+                      "of up to 127 tokens")
 FILTER_BITS = 20                    # a bit filter's size: 2^20 bits, 128 KB, in L2
 _BLOCK = 64                         # candidates whose sequence-table slots are read ahead
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -301,7 +304,7 @@ def _is_candidate(th, i, end, m, filters):
     next two that of three-token phrases, or of it and the next three that of four-token
     phrases and the first four tokens of longer ones (`filters`, in that order). Few
     tokens of text do, and a walk from one costs as much as many of these tests: a filter
-    of the first three tokens of longer phrases let through four times the tokens that
+    of the first three tokens of longer phrases let through many times the tokens that
     start one. No branch on the filters: a mispredicted branch per token cost more than
     the loads."""
     one = np.uint64(1)
@@ -503,18 +506,18 @@ class CompiledPhrases:
         self._rare_cid = np.zeros(0, np.int64)
         self._sequences(table, codec)
 
-    def _sequence_hashes(self, table: PhraseTable) -> tuple[dict, dict]:
-        """({length: the phrases' token-hash sequence hashes, in `table.rows` order},
-        {length: the hashes of the first `length` tokens of every longer phrase}) under
-        the token-hash seed `self.seed` (the components' hashes: `self.comp_hash`)."""
-        self.comp_hash = _component_hashes(self.comp_bytes, self.comp_off, self.seed)
-        rows = {n: self.comp_hash[table.rows[n]] for n in table.lengths}
+    def _sequence_hashes(self, table: PhraseTable, seed: np.uint64) -> tuple[np.ndarray, dict, dict]:
+        """(the components' hashes, {length: the phrases' token-hash sequence hashes, in
+        `table.rows` order}, {length: the hashes of the first `length` tokens of every
+        longer phrase}) under token-hash seed `seed`."""
+        comp_hash = _component_hashes(self.comp_bytes, self.comp_off, seed)
+        rows = {n: comp_hash[table.rows[n]] for n in table.lengths}
         hashes = {n: sequence_hashes(r, self.multiplier) for n, r in rows.items()}
         prefixes: dict[int, list[np.ndarray]] = {}
         for n, r in rows.items():
             for prefix in range(2, n):
                 prefixes.setdefault(prefix, []).append(sequence_hashes(r[:, :prefix], self.multiplier))
-        return hashes, {n: np.unique(np.concatenate(v)) for n, v in prefixes.items()}
+        return comp_hash, hashes, {n: np.unique(np.concatenate(v)) for n, v in prefixes.items()}
 
     def _sequences(self, table: PhraseTable, codec) -> None:
         """The table of (hash, length) -> phrase and/or prefix of a longer phrase, under a
@@ -535,7 +538,7 @@ class CompiledPhrases:
         seed = 0
         while True:
             self.seed = np.uint64(seed)
-            hashes, prefixes = self._sequence_hashes(table)
+            self.comp_hash, hashes, prefixes = self._sequence_hashes(table, self.seed)
             # entries: every phrase (kind _PHRASE, its record) and every prefix (kind _PREFIX)
             e_len = np.concatenate([np.full(hashes[n].shape[0], n, np.int64) for n in table.lengths]
                                    + [np.full(h.shape[0], n, np.int64) for n, h in prefixes.items()])
@@ -545,7 +548,7 @@ class CompiledPhrases:
             self.table_slots = _empty_buckets(1 << max(1, (2 * e_len.shape[0] // _SLOTS).bit_length()))
             if _insert_sequences(e_hash, e_len, e_info, self.table_slots):   # (at most half full)
                 break
-            seed = (seed * 6364136223846793005 + 1442695040888963407) % 2 ** 64
+            seed = next_draw(seed)
         # the candidates' filters: two-, three-, four-token phrases and longer ones' first four
         self.filters = np.zeros((3, 1 << (FILTER_BITS - 6)), np.uint64)
         for k, held in enumerate(([hashes.get(2)], [hashes.get(3)], [hashes.get(4), prefixes.get(4)])):
